@@ -1,0 +1,95 @@
+"""The Chunker contract and the helpers every chunker shares.
+
+A chunker turns a Document into Chunks with exact offsets:
+``document.text[chunk.start:chunk.end] == chunk.text``. Its ``fingerprint``
+names it and every option that changes its output; the fingerprint is part of
+each stored chunk's content hash, so changing an option re-embeds on the next
+ingest. Chunk ids derive from the document id and the chunk's position.
+
+Most chunkers only compute ``(start, end)`` spans; :func:`spans_to_chunks`
+does the rest (ids, metadata: the document's metadata plus ``documentId``,
+``source``, ``order``, ``startOffset``, ``endOffset``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any, Protocol, runtime_checkable
+
+import attrs
+
+from ragloom.types import Chunk, Document, make_chunk_id
+
+
+@runtime_checkable
+class Chunker(Protocol):
+    """Splits documents into chunks."""
+
+    fingerprint: str
+
+    def chunk(self, document: Document) -> list[Chunk]:
+        """Chunks in document order, with exact offsets."""
+
+
+def fingerprint_of(name: str, config: Any, version: int = 1) -> str:
+    """``name:v1:{options as sorted JSON}`` for an attrs config object."""
+    options = attrs.asdict(config) if config is not None and attrs.has(type(config)) else {}
+    return f"{name}:v{version}:" + json.dumps(options, sort_keys=True, default=str, separators=(",", ":"))
+
+
+def spans_to_chunks(
+    document: Document,
+    spans: Iterable[tuple[int, int]],
+    extra_metadata: Iterable[dict[str, Any]] | None = None,
+) -> list[Chunk]:
+    """Build Chunks for ``(start, end)`` spans of ``document.text``."""
+    text = document.text
+    extras = list(extra_metadata) if extra_metadata is not None else None
+    chunks = []
+    for index, (start, end) in enumerate(spans):
+        metadata = dict(document.metadata)
+        if extras is not None:
+            metadata.update(extras[index])
+        metadata.update(
+            documentId=document.id,
+            source=document.source,
+            order=index,
+            startOffset=start,
+            endOffset=end,
+        )
+        chunks.append(
+            Chunk(
+                id=make_chunk_id(document.id, index),
+                document_id=document.id,
+                index=index,
+                text=text[start:end],
+                start=start,
+                end=end,
+                source=document.source,
+                metadata=metadata,
+                tags=document.tags,
+            )
+        )
+    return chunks
+
+
+def trim_span(text: str, start: int, end: int) -> tuple[int, int]:
+    """Shrink a span so it neither starts nor ends with whitespace."""
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
+def drop_contained(spans: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Drop empty spans and spans inside their predecessor (overlap must add text)."""
+    out: list[tuple[int, int]] = []
+    for start, end in spans:
+        if end <= start:
+            continue
+        if out and start >= out[-1][0] and end <= out[-1][1]:
+            continue
+        out.append((start, end))
+    return out

@@ -1,0 +1,62 @@
+"""The Embedder contract.
+
+Many models treat queries and documents differently (prefixes, ``input_type``),
+so an embedder has two methods. Both return float32 arrays; ``model_id`` takes
+part in every stored chunk's content hash, so changing the model re-embeds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from ragloom.errors import EmbeddingError
+
+DEFAULT_BATCH_SIZE = 96
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into vectors."""
+
+    model_id: str
+    dim: int
+    batch_size: int
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        """One float32 row per text, shape ``(len(texts), dim)``."""
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """One float32 vector of shape ``(dim,)``."""
+
+
+def batched(items: Sequence[str], size: int) -> Iterator[Sequence[str]]:
+    """Consecutive slices of at most ``size`` items."""
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def embed_in_batches(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
+    """Embed documents ``embedder.batch_size`` texts per call and check the shape."""
+    size = max(1, int(getattr(embedder, "batch_size", DEFAULT_BATCH_SIZE) or DEFAULT_BATCH_SIZE))
+    parts = [check_vectors(embedder, embedder.embed_documents(batch), len(batch)) for batch in batched(texts, size)]
+    if not parts:
+        return np.zeros((0, embedder.dim), dtype=np.float32)
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
+def check_vectors(embedder: Embedder, vectors: object, expected_rows: int) -> np.ndarray:
+    """A float32 ``(rows, dim)`` array, or EmbeddingError naming what came back."""
+    try:
+        array = np.asarray(vectors, dtype=np.float32)
+    except (TypeError, ValueError) as exc:
+        raise EmbeddingError(f"embedder {embedder.model_id!r} returned something that is not a numeric array: {exc}") from exc
+    if array.ndim != 2 or array.shape[0] != expected_rows or array.shape[1] != embedder.dim:
+        raise EmbeddingError(
+            f"embedder {embedder.model_id!r} returned shape {array.shape}, expected ({expected_rows}, {embedder.dim})"
+        )
+    if not np.isfinite(array).all():
+        raise EmbeddingError(f"embedder {embedder.model_id!r} returned NaN or infinite values")
+    return array

@@ -1,0 +1,18 @@
+"""Default plugin: the built-in embedders."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ragloom.embedders.hashing import HashEmbedder, HashEmbedderConfig
+from ragloom.hookspecs import hookimpl
+
+
+def _hash(config: HashEmbedderConfig, context: Any) -> HashEmbedder:
+    """Offline lexical feature-hashing embedder (the default)."""
+    return HashEmbedder(config)
+
+
+@hookimpl
+def register_embedders(register):  # type: ignore[no-untyped-def]
+    register("hash", _hash, config=HashEmbedderConfig)

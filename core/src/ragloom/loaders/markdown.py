@@ -1,0 +1,89 @@
+"""The ``markdown`` loader: YAML frontmatter becomes metadata."""
+
+from __future__ import annotations
+
+import datetime
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import attrs
+import yaml
+
+from ragloom.errors import LoaderError
+from ragloom.loaders.base import DEFAULT_MAX_FILE_BYTES, decode_utf8, iter_files, read_bytes
+from ragloom.loaders.text import file_metadata
+from ragloom.types import Document
+
+MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")
+_FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)^(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.DOTALL | re.MULTILINE)
+_HEADING = re.compile(r"^#[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
+
+
+@attrs.frozen(kw_only=True)
+class MarkdownLoaderConfig:
+    """``strip_frontmatter``: drop the frontmatter block from the text (its keys stay in metadata)."""
+
+    strip_frontmatter: bool = True
+    max_file_bytes: int = attrs.field(default=DEFAULT_MAX_FILE_BYTES, validator=attrs.validators.gt(0))
+
+
+def _plain(value: Any) -> Any:
+    """Frontmatter values as JSON-ready data (dates become ISO strings)."""
+    if isinstance(value, (datetime.date, datetime.datetime)):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(value)
+
+
+def split_frontmatter(text: str, source: str) -> tuple[dict[str, Any], str, int]:
+    """``(metadata, body, body_offset)``; no frontmatter gives ``({}, text, 0)``."""
+    match = _FRONTMATTER.match(text)
+    if not match:
+        return {}, text, 0
+    try:
+        data = yaml.safe_load(match.group(1))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        position = f"frontmatter line {mark.line + 2}" if mark is not None else "frontmatter"
+        raise LoaderError(f"invalid YAML frontmatter: {getattr(exc, 'problem', exc)}", source=source, position=position) from None
+    except RecursionError:
+        raise LoaderError("frontmatter nested too deeply", source=source, position="frontmatter") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise LoaderError(f"frontmatter must be a mapping of keys, got {type(data).__name__}", source=source, position="frontmatter")
+    return _plain(data), text[match.end() :], match.end()
+
+
+class MarkdownLoader:
+    """Markdown files: frontmatter keys in metadata, ``title`` from frontmatter or the first ``#`` heading."""
+
+    def __init__(self, config: MarkdownLoaderConfig | None = None):
+        self.config = config or MarkdownLoaderConfig()
+
+    def load_file(self, path: str) -> Document:
+        """One document."""
+        text = decode_utf8(read_bytes(path, self.config.max_file_bytes), path)
+        frontmatter, body, _offset = split_frontmatter(text, path)
+        metadata: dict[str, Any] = {**file_metadata(path), **frontmatter}
+        if "title" not in metadata:
+            heading = _HEADING.search(body)
+            if heading:
+                metadata["title"] = heading.group(1).strip()
+        return Document.create(body if self.config.strip_frontmatter else text, path, metadata=metadata)
+
+    def load(self, source: str) -> Iterator[Document]:
+        """One document per file; a directory loads its Markdown files in sorted order."""
+        if Path(source).is_dir():
+            for path in iter_files(source):
+                if Path(path).suffix.lower() in MARKDOWN_SUFFIXES:
+                    yield self.load_file(path)
+        else:
+            yield self.load_file(source)

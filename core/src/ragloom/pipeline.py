@@ -1,0 +1,508 @@
+"""Pipeline: ingest sources, answer queries, remove sources, report stats.
+
+Ingestion semantics (see docs/concepts.md):
+
+- document ids derive from the source (+ row / item / page), chunk ids from the
+  document id and position;
+- every chunk carries ``content_hash(document, chunker fingerprint, embedder
+  model id)``; a document whose hash is already stored is not chunked or
+  embedded again;
+- a changed source is staged as a new generation and committed at once by the
+  store (its unchanged documents keep their vectors); a failure aborts the
+  staged rows, so the old generation stays whole;
+- ingesting a directory again removes the stored sources that vanished from it;
+- memory is bounded by ``[ingest] batch_size`` chunks, not by the corpus.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from ragloom.config import ComponentSpec, IngestConfig, PipelineConfig, SourceConfig
+from ragloom.embedders.base import embed_in_batches
+from ragloom.errors import ConfigError, DimensionMismatchError, LoaderError, RagloomError
+from ragloom.filters import parse_filter
+from ragloom.loaders.base import is_url, resolve_source
+from ragloom.loaders.dispatch import LoaderSet
+from ragloom.plugins import BuildContext, Registry
+from ragloom.types import Chunk, Document, Failure, IngestResult, Result, content_hash
+
+
+@attrs.frozen(kw_only=True)
+class Progress:
+    """One step of an ingest: ``done`` of ``total`` files (``total`` 0 when unknown)."""
+
+    source: str
+    done: int
+    total: int
+
+
+ProgressCallback = Callable[[Progress], None]
+
+
+@attrs.define
+class _Tally:
+    documents: int = 0
+    chunks: int = 0
+    unchanged: int = 0
+    removed: int = 0
+    embedded: int = 0
+    sources: int = 0
+    unchanged_sources: int = 0
+    removed_sources: list[str] = attrs.field(factory=list)
+    skipped: list[str] = attrs.field(factory=list)
+    failed: list[Failure] = attrs.field(factory=list)
+
+    def result(self) -> IngestResult:
+        return IngestResult(
+            documents=self.documents,
+            chunks=self.chunks,
+            unchanged=self.unchanged,
+            removed=self.removed,
+            embedded=self.embedded,
+            sources=self.sources,
+            unchanged_sources=self.unchanged_sources,
+            removed_sources=tuple(self.removed_sources),
+            skipped=tuple(self.skipped),
+            failed=tuple(self.failed),
+        )
+
+
+class Pipeline:
+    """A built pipeline. Make one with :meth:`from_toml`, :meth:`from_config` or :meth:`builder`."""
+
+    def __init__(
+        self,
+        *,
+        config: PipelineConfig,
+        registry: Registry,
+        loaders: LoaderSet,
+        chunker: Any,
+        embedder: Any,
+        store: Any,
+        retriever: Any,
+        reranker: Any = None,
+        llm: Any = None,
+    ):
+        self.config = config
+        self.registry = registry
+        self.loaders = loaders
+        self.chunker = chunker
+        self.embedder = embedder
+        self.store = store
+        self.retriever = retriever
+        self.reranker = reranker
+        self.llm = llm
+        self.namespace = config.namespace
+        self._lock = threading.Lock()
+        self._counters = {"documents_ingested": 0, "chunks_written": 0, "queries": 0}
+        store_dim = store.dimension()
+        if store_dim is not None and store_dim != embedder.dim:
+            raise DimensionMismatchError(store_dim=store_dim, embedder_dim=embedder.dim)
+
+    # ------------------------------------------------------------------ construction
+
+    @classmethod
+    def from_toml(cls, path: str | os.PathLike[str], *, registry: Registry | None = None) -> Pipeline:
+        """Build the pipeline a TOML file declares."""
+        registry = registry or Registry()
+        return cls.from_config(PipelineConfig.from_toml(path, registry=registry), registry=registry)
+
+    @classmethod
+    def from_config(cls, config: PipelineConfig, *, registry: Registry | None = None, instances: dict[str, Any] | None = None) -> Pipeline:
+        """Build components from a validated config (``instances`` replace named stages)."""
+        return _assemble(config, registry or Registry(), dict(instances or {}))
+
+    @classmethod
+    def builder(cls, *, registry: Registry | None = None) -> PipelineBuilder:
+        """A fluent builder backed by the same config classes as TOML."""
+        return PipelineBuilder(registry=registry)
+
+    def __enter__(self) -> Pipeline:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the store."""
+        self.store.close()
+
+    # ------------------------------------------------------------------ ingest
+
+    def ingest(
+        self,
+        source: str | os.PathLike[str] | Iterable[str | os.PathLike[str]] | None = None,
+        *,
+        loader: str | None = None,
+        tags: Iterable[str] = (),
+        progress: ProgressCallback | None = None,
+    ) -> IngestResult:
+        """Ingest a path, URL or list of them; ``None`` ingests the configured ``[[sources]]``."""
+        if source is None:
+            targets = [(t, s.loader, tuple(s.tags)) for s in self.config.sources for t in s.targets()]
+            if not targets:
+                raise ConfigError("nothing to ingest: give a source or declare [[sources]] in the config")
+        elif isinstance(source, (str, os.PathLike)):
+            targets = [(os.fspath(source), loader, tuple(tags))]
+        else:
+            targets = [(os.fspath(s), loader, tuple(tags)) for s in source]
+        if loader is not None:
+            self.registry.get("loader", loader)
+        tally = _Tally()
+        for target, target_loader, target_tags in targets:
+            self._ingest_target(target, target_loader, target_tags, tally, progress)
+        return tally.result()
+
+    def _ingest_target(self, target: str, loader_name: str | None, tags: tuple[str, ...], tally: _Tally, progress: ProgressCallback | None) -> None:
+        resolved = resolve_source(target, self.config.base_dir)
+        url = is_url(resolved)
+        if not url and not os.path.exists(resolved):
+            self._fail(LoaderError("no such file or directory", source=resolved), tally)
+            return
+        is_dir = not url and os.path.isdir(resolved)
+        if loader_name is not None and not is_dir:
+            files, skipped = [resolved], []
+        else:
+            files, skipped = self.loaders.expand(resolved)
+            if not url and not is_dir and not files:
+                self._fail(LoaderError(f"no loader for {Path(resolved).suffix or 'files without a suffix'} files", source=resolved), tally)
+                return
+        tally.skipped.extend(skipped)
+        for done, path in enumerate(files, start=1):
+            name = loader_name or self.loaders.name_for(path)
+            if name is None:
+                self._fail(LoaderError("no loader handles this URL scheme", source=path), tally)
+                continue
+            try:
+                loaded = self._ingest_documents(self.loaders.get(name).load(path), tags, tally)
+                if not url and path not in loaded:
+                    self._remove_if_stored(path, tally)
+            except RagloomError as exc:
+                self._fail(exc, tally, source=path)
+            if progress is not None:
+                progress(Progress(source=path, done=done, total=len(files)))
+        if is_dir and self.config.ingest.remove_missing:
+            prefix = resolved.rstrip(os.sep) + os.sep
+            present = set(files) | set(skipped)
+            for stored in self.store.sources(self.namespace):
+                if stored.startswith(prefix) and stored not in present:
+                    self._remove_if_stored(stored, tally)
+
+    def _fail(self, exc: RagloomError, tally: _Tally, *, source: str | None = None) -> None:
+        where = getattr(exc, "source", None) or source or ""
+        if self.config.ingest.on_error == "fail":
+            if isinstance(exc, LoaderError) or not source:
+                raise exc
+            raise LoaderError(f"{type(exc).__name__}: {exc}", source=source) from exc
+        reason = getattr(exc, "reason", None) or str(exc)
+        tally.failed.append(Failure(source=where, reason=reason, error=type(exc).__name__))
+
+    def _remove_if_stored(self, source: str, tally: _Tally) -> None:
+        removed = self.remove_source(source)
+        if removed:
+            tally.removed += removed
+            tally.removed_sources.append(source)
+
+    def _ingest_documents(self, documents: Iterable[Document], tags: tuple[str, ...], tally: _Tally) -> set[str]:
+        """Ingest a stream of documents grouped by source; return the sources seen."""
+        seen: set[str] = set()
+        writer: _SourceWriter | None = None
+        try:
+            for document in documents:
+                if tags:
+                    document = attrs.evolve(document, tags=tuple(dict.fromkeys((*document.tags, *tags))))
+                if writer is None or document.source != writer.source:
+                    if writer is not None:
+                        writer.finish()
+                    if document.source in seen:
+                        raise LoaderError("documents of one source must come together", source=document.source)
+                    seen.add(document.source)
+                    writer = _SourceWriter(self, document.source, tally)
+                writer.add(document)
+            if writer is not None:
+                writer.finish()
+                writer = None
+        finally:
+            if writer is not None:
+                writer.abort()
+        return seen
+
+    # ------------------------------------------------------------------ query and maintenance
+
+    def query(
+        self,
+        text: str,
+        *,
+        top_k: int | None = None,
+        threshold: float | None = None,
+        filter: Any = None,
+        top_n: int | None = None,
+    ) -> list[Result]:
+        """Retrieve (and rerank, when a reranker is configured) chunks for ``text``."""
+        if not isinstance(text, str) or not text.strip():
+            raise ConfigError("a query must be a non-empty string")
+        parsed = parse_filter(filter)
+        results = self.retriever.retrieve(text, top_k=top_k, threshold=threshold, filter=parsed)
+        if self.reranker is not None and results:
+            results = self.reranker.rerank(text, results, top_n)
+        with self._lock:
+            self._counters["queries"] += 1
+        return results
+
+    def remove_source(self, source: str | os.PathLike[str]) -> int:
+        """Delete every chunk of a source (a path is resolved like at ingest); return the count."""
+        resolved = resolve_source(source, self.config.base_dir)
+        return self.store.delete(self.namespace, parse_filter({"source": resolved}))
+
+    def sources(self) -> list[str]:
+        """Sources stored in this pipeline's namespace."""
+        return self.store.sources(self.namespace)
+
+    def stats(self) -> dict[str, Any]:
+        """Counts for this pipeline: what the store holds and what this process did."""
+        store_stats = dict(self.store.stats(self.namespace))
+        with self._lock:
+            counters = dict(self._counters)
+        return {
+            "namespace": self.namespace,
+            "documents": store_stats.get("documents"),
+            "chunks": store_stats.get("chunks", 0),
+            "sources": store_stats.get("sources", 0),
+            "documents_ingested": counters["documents_ingested"],
+            "chunks_written": counters["chunks_written"],
+            "queries": counters["queries"],
+            "embedder": self.embedder.model_id,
+            "chunker": self.chunker.fingerprint,
+            "store": store_stats,
+        }
+
+    def _count(self, key: str, amount: int) -> None:
+        with self._lock:
+            self._counters[key] += amount
+
+
+class _SourceWriter:
+    """Writes one source's new generation in batches, then commits or aborts it."""
+
+    def __init__(self, pipeline: Pipeline, source: str, tally: _Tally):
+        self.pipeline = pipeline
+        self.source = source
+        self.tally = tally
+        self.state = pipeline.store.source_state(pipeline.namespace, source)
+        self.generation = self.state.next_generation
+        self.keep: set[str] = set()
+        self.written_documents: set[str] = set()
+        self.pending: list[Chunk] = []
+        self.fingerprint = pipeline.chunker.fingerprint
+        self.model_id = pipeline.embedder.model_id
+        self.batch_size = pipeline.config.ingest.batch_size
+        self.staged = False
+
+    def add(self, document: Document) -> None:
+        if document.id in self.keep or document.id in self.written_documents:
+            raise LoaderError(f"two documents share the id {document.id!r}", source=self.source)
+        self.tally.documents += 1
+        digest = content_hash(document, self.fingerprint, self.model_id)
+        if self.state.documents.get(document.id) == digest:
+            self.keep.add(document.id)
+            self.tally.unchanged += 1
+            return
+        self.written_documents.add(document.id)
+        for chunk in self.pipeline.chunker.chunk(document):
+            self.pending.append(attrs.evolve(chunk, content_hash=digest))
+        if len(self.pending) >= self.batch_size:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.pending:
+            return
+        chunks, self.pending = self.pending, []
+        vectors = embed_in_batches(self.pipeline.embedder, [c.text for c in chunks])
+        self.staged = True
+        self.pipeline.store.write(self.pipeline.namespace, self.generation, chunks, vectors)
+        self.tally.chunks += len(chunks)
+        self.tally.embedded += len(chunks)
+        self.pipeline._count("chunks_written", len(chunks))
+
+    def finish(self) -> None:
+        self.tally.sources += 1
+        unchanged = not self.written_documents and self.keep == set(self.state.documents) and self.state.exists
+        if unchanged:
+            self.tally.unchanged_sources += 1
+            return
+        self.flush()
+        removed = self.pipeline.store.commit_source(self.pipeline.namespace, self.source, self.generation, self.keep)
+        self.tally.removed += removed
+        self.pipeline._count("documents_ingested", len(self.written_documents))
+
+    def abort(self) -> None:
+        self.pending = []
+        self.pipeline.store.abort_source(self.pipeline.namespace, self.source, self.generation)
+
+
+# ---------------------------------------------------------------------- assembly
+
+
+def _build(stage: str, spec: ComponentSpec, registry: Registry, context: BuildContext) -> Any:
+    info = registry.get(stage, spec.type, path=f"$.{stage}.type")
+    config = spec.config
+    if config is None and info.config is not None:
+        config = registry.structure_config(stage, spec.type, {}, path=f"$.{stage}")
+    return registry.build_from_config(info, config, context)
+
+
+def _assemble(config: PipelineConfig, registry: Registry, instances: dict[str, Any]) -> Pipeline:
+    context = BuildContext(registry=registry, base_dir=config.base_dir, namespace=config.namespace)
+    llm = instances.get("llm")
+    if llm is None and config.llm is not None:
+        from ragloom.llm import build_llm
+
+        llm = build_llm(config.llm)
+    context = attrs.evolve(context, llm=llm)
+    embedder = instances.get("embedder") or _build("embedder", config.embedder, registry, context)
+    context = attrs.evolve(context, embedder=embedder)
+    store = instances.get("store") or _build("store", config.store, registry, context)
+    context = attrs.evolve(context, store=store)
+    chunker = instances.get("chunker") or _build("chunker", config.chunker, registry, context)
+    retriever = instances.get("retriever") or _build("retriever", config.retriever, registry, context)
+    reranker = instances.get("reranker")
+    if reranker is None and config.reranker is not None:
+        reranker = _build("reranker", config.reranker, registry, context)
+    return Pipeline(
+        config=config,
+        registry=registry,
+        loaders=LoaderSet(context, config.loaders),
+        chunker=chunker,
+        embedder=embedder,
+        store=store,
+        retriever=retriever,
+        reranker=reranker,
+        llm=llm,
+    )
+
+
+class PipelineBuilder:
+    """Fluent construction: each stage by registered name + options, or by instance.
+
+    Options go through the component's config class, exactly as in TOML::
+
+        pipeline = (
+            Pipeline.builder()
+            .namespace("handbook")
+            .chunker("recursive", size=500, overlap=50)
+            .embedder("hash", dim=256)
+            .store("memory")
+            .retriever("similarity", top_k=3)
+            .build()
+        )
+    """
+
+    def __init__(self, *, registry: Registry | None = None):
+        self.registry = registry or Registry()
+        self._fields: dict[str, Any] = {}
+        self._instances: dict[str, Any] = {}
+        self._sources: list[SourceConfig] = []
+        self._loaders: dict[str, Any] = {}
+
+    def namespace(self, name: str) -> PipelineBuilder:
+        """Scope every write and query to ``name``."""
+        if not isinstance(name, str) or not name:
+            raise ConfigError(f"invalid value {name!r} @ $.namespace: expected a non-empty string")
+        self._fields["namespace"] = name
+        return self
+
+    def base_dir(self, path: str | os.PathLike[str]) -> PipelineBuilder:
+        """Folder that relative paths are resolved against (default: the working directory)."""
+        self._fields["base_dir"] = Path(path)
+        return self
+
+    def source(self, path: str | None = None, *, url: str | None = None, loader: str | None = None, tags: Iterable[str] = ()) -> PipelineBuilder:
+        """Add a default source for ``ingest()`` without arguments."""
+        self._sources.append(SourceConfig(path=path, url=url, loader=loader, tags=tuple(tags)))
+        return self
+
+    def loader(self, name: str, **options: Any) -> PipelineBuilder:
+        """Options of one loader (``[loaders.<name>]``)."""
+        self._loaders[name] = self.registry.structure_config("loader", name, options, path=f"$.loaders.{name}")
+        return self
+
+    def ingest_options(self, **options: Any) -> PipelineBuilder:
+        """``[ingest]`` options: ``batch_size``, ``on_error``, ``remove_missing``."""
+        from ragloom.config import structure_options
+
+        self._fields["ingest"] = structure_options(IngestConfig, options, path="$.ingest")
+        return self
+
+    def llm(self, client: Any = None, **options: Any) -> PipelineBuilder:
+        """An LLM client instance (anything with ``generate(prompt) -> str``) or ``[llm]`` options."""
+        if client is not None:
+            self._instances["llm"] = client
+        else:
+            from ragloom.config import parse_llm
+
+            self._fields["llm"] = parse_llm(options)
+        return self
+
+    def _stage(self, stage: str, component: Any, options: dict[str, Any]) -> PipelineBuilder:
+        if isinstance(component, str):
+            self.registry.get(stage, component, path=f"$.{stage}.type")
+            config = self.registry.structure_config(stage, component, options, path=f"$.{stage}")
+            self._fields[stage] = ComponentSpec(type=component, config=config)
+            self._instances.pop(stage, None)
+        else:
+            if options:
+                raise ConfigError(f"options are given with a component name, not with an instance ({stage})")
+            self._instances[stage] = component
+            self._fields[stage] = ComponentSpec(type=f"<{type(component).__name__}>")
+        return self
+
+    def chunker(self, component: Any, /, **options: Any) -> PipelineBuilder:
+        """The chunker: a registered name with options, or an instance."""
+        return self._stage("chunker", component, options)
+
+    def embedder(self, component: Any, /, **options: Any) -> PipelineBuilder:
+        """The embedder: a registered name with options, or an instance."""
+        return self._stage("embedder", component, options)
+
+    def store(self, component: Any, /, **options: Any) -> PipelineBuilder:
+        """The store: a registered name with options, or an instance."""
+        return self._stage("store", component, options)
+
+    def retriever(self, component: Any, /, **options: Any) -> PipelineBuilder:
+        """The retriever: a registered name with options, or an instance."""
+        return self._stage("retriever", component, options)
+
+    def reranker(self, component: Any, /, **options: Any) -> PipelineBuilder:
+        """The reranker: a registered name with options, or an instance."""
+        return self._stage("reranker", component, options)
+
+    def config(self) -> PipelineConfig:
+        """The PipelineConfig this builder describes."""
+        return PipelineConfig(sources=tuple(self._sources), loaders=dict(self._loaders), **self._fields)
+
+    def build(self) -> Pipeline:
+        """Build the pipeline."""
+        return _assemble(self.config(), self.registry, dict(self._instances))
+
+
+def iter_results_as_dicts(results: Iterable[Result]) -> Iterator[dict[str, Any]]:
+    """JSON-ready dicts of results (for the CLI and agent tools)."""
+    for rank, result in enumerate(results, start=1):
+        yield {
+            "rank": rank,
+            "score": result.score,
+            "source": result.source,
+            "span": list(result.span),
+            "chunk_id": result.chunk_id,
+            "document_id": result.document_id,
+            "text": result.text,
+            "metadata": result.metadata,
+            "tags": list(result.tags),
+        }

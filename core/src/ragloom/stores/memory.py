@@ -1,0 +1,295 @@
+"""The ``memory`` store: numpy matrix, exact cosine search, nothing persisted."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Collection, Sequence
+from typing import Any
+
+import attrs
+import numpy as np
+
+from ragloom.errors import DimensionMismatchError, StoreError
+from ragloom.filters import FilterNode, compile_predicate
+from ragloom.stores.base import VECTORS, SourceState, normalize_rows
+from ragloom.types import Chunk, Result
+
+
+@attrs.frozen(kw_only=True)
+class MemoryStoreConfig:
+    """Options of the memory store."""
+
+    initial_capacity: int = attrs.field(default=1024, validator=attrs.validators.gt(0))
+
+
+class MemoryStore:
+    """Exact cosine search over an in-process float32 matrix.
+
+    Rows are appended; deleted rows are masked and compacted when they are the
+    majority. One lock guards writes and the snapshot a search takes, so a
+    commit is atomic for readers.
+    """
+
+    capabilities: frozenset[str] = frozenset({VECTORS})
+
+    def __init__(self, config: MemoryStoreConfig | None = None):
+        self.config = config or MemoryStoreConfig()
+        self._lock = threading.RLock()
+        self._dim: int | None = None
+        self._vectors = np.zeros((0, 0), dtype=np.float32)
+        self._size = 0
+        self._chunks: list[Chunk | None] = []
+        self._namespace_codes: dict[str, int] = {}
+        self._row_namespace = np.zeros(0, dtype=np.int32)
+        self._row_generation = np.zeros(0, dtype=np.int64)
+        self._visible = np.zeros(0, dtype=bool)
+        self._alive = np.zeros(0, dtype=bool)
+        self._committed: dict[tuple[str, str], int] = {}
+        self._max_generation: dict[tuple[str, str], int] = {}
+        self._rows_by_source: dict[tuple[str, str], set[int]] = {}
+
+    # ------------------------------------------------------------------ helpers
+
+    def _code(self, namespace: str) -> int:
+        code = self._namespace_codes.get(namespace)
+        if code is None:
+            code = self._namespace_codes[namespace] = len(self._namespace_codes)
+        return code
+
+    def _grow(self, extra: int, dim: int) -> None:
+        needed = self._size + extra
+        capacity = self._vectors.shape[0]
+        if needed <= capacity and self._vectors.shape[1] == dim:
+            return
+        new_capacity = max(needed, capacity * 2, self.config.initial_capacity)
+        vectors = np.zeros((new_capacity, dim), dtype=np.float32)
+        if self._size:
+            vectors[: self._size] = self._vectors[: self._size]
+        self._vectors = vectors
+        for name, dtype in (("_row_namespace", np.int32), ("_row_generation", np.int64), ("_visible", bool), ("_alive", bool)):
+            old = getattr(self, name)
+            new = np.zeros(new_capacity, dtype=dtype)
+            new[: self._size] = old[: self._size]
+            setattr(self, name, new)
+
+    def _check_dim(self, dim: int) -> None:
+        if self._dim is not None and dim != self._dim:
+            raise DimensionMismatchError(store_dim=self._dim, embedder_dim=dim, where="memory store")
+
+    def _kill(self, rows: Collection[int]) -> None:
+        for row in rows:
+            chunk = self._chunks[row]
+            if chunk is None:
+                continue
+            self._alive[row] = False
+            self._visible[row] = False
+            key = (self._namespace_of(row), chunk.source)
+            bucket = self._rows_by_source.get(key)
+            if bucket is not None:
+                bucket.discard(row)
+            self._chunks[row] = None
+
+    def _namespace_of(self, row: int) -> str:
+        code = int(self._row_namespace[row])
+        for name, value in self._namespace_codes.items():
+            if value == code:
+                return name
+        raise StoreError("corrupt memory store: unknown namespace code")  # pragma: no cover
+
+    def _maybe_compact(self) -> None:
+        alive = int(self._alive[: self._size].sum())
+        if self._size < 4096 or alive * 2 > self._size:
+            return
+        keep = np.flatnonzero(self._alive[: self._size])
+        self._vectors[: len(keep)] = self._vectors[keep]
+        for name in ("_row_namespace", "_row_generation", "_visible", "_alive"):
+            array = getattr(self, name)
+            array[: len(keep)] = array[keep]
+            array[len(keep) : self._size] = 0
+        self._chunks = [self._chunks[i] for i in keep]
+        self._size = len(keep)
+        self._rows_by_source = {}
+        for row, chunk in enumerate(self._chunks):
+            assert chunk is not None
+            self._rows_by_source.setdefault((self._namespace_of(row), chunk.source), set()).add(row)
+
+    # ------------------------------------------------------------------ contract
+
+    def dimension(self) -> int | None:
+        """Dimension of the stored vectors, or None while empty."""
+        return self._dim
+
+    def source_state(self, namespace: str, source: str) -> SourceState:
+        """Committed generation and document hashes of a source."""
+        with self._lock:
+            key = (namespace, source)
+            generation = self._committed.get(key, 0)
+            documents: dict[str, str] = {}
+            for row in self._rows_by_source.get(key, ()):
+                chunk = self._chunks[row]
+                if chunk is not None and self._visible[row]:
+                    documents[chunk.document_id] = chunk.content_hash
+            return SourceState(
+                generation=generation if documents or key in self._committed else 0,
+                next_generation=max(generation, self._max_generation.get(key, 0)) + 1,
+                documents=documents,
+            )
+
+    def write(self, namespace: str, generation: int, chunks: Sequence[Chunk], vectors: np.ndarray) -> None:
+        """Stage chunks; they stay invisible until ``commit_source``."""
+        array = np.asarray(vectors, dtype=np.float32)
+        if array.ndim != 2 or array.shape[0] != len(chunks):
+            raise StoreError(f"write needs one vector per chunk: {len(chunks)} chunks, vectors of shape {array.shape}")
+        if not chunks:
+            return
+        with self._lock:
+            self._check_dim(array.shape[1])
+            self._dim = array.shape[1]
+            self._grow(len(chunks), array.shape[1])
+            start = self._size
+            end = start + len(chunks)
+            self._vectors[start:end] = normalize_rows(array)
+            self._row_namespace[start:end] = self._code(namespace)
+            self._row_generation[start:end] = generation
+            self._visible[start:end] = False
+            self._alive[start:end] = True
+            self._chunks.extend(chunks)
+            self._size = end
+            for offset, chunk in enumerate(chunks):
+                key = (namespace, chunk.source)
+                self._rows_by_source.setdefault(key, set()).add(start + offset)
+                if generation > self._max_generation.get(key, 0):
+                    self._max_generation[key] = generation
+
+    def commit_source(self, namespace: str, source: str, generation: int, keep_document_ids: Collection[str] = ()) -> int:
+        """Make ``generation`` visible, keep the listed documents, delete the rest of the source."""
+        keep = set(keep_document_ids)
+        with self._lock:
+            key = (namespace, source)
+            rows = list(self._rows_by_source.get(key, ()))
+            doomed = []
+            removed = 0
+            for row in rows:
+                chunk = self._chunks[row]
+                if chunk is None:
+                    continue
+                if self._row_generation[row] == generation:
+                    self._visible[row] = True
+                elif self._visible[row] and chunk.document_id in keep:
+                    self._row_generation[row] = generation
+                else:
+                    removed += int(self._visible[row])
+                    doomed.append(row)
+            self._kill(doomed)
+            self._committed[key] = generation
+            self._max_generation[key] = max(generation, self._max_generation.get(key, 0))
+            self._maybe_compact()
+            return removed
+
+    def abort_source(self, namespace: str, source: str, generation: int) -> None:
+        """Drop the staged rows of a failed ingest."""
+        with self._lock:
+            rows = [
+                row
+                for row in self._rows_by_source.get((namespace, source), ())
+                if self._row_generation[row] == generation and not self._visible[row]
+            ]
+            self._kill(rows)
+
+    def _matching_rows(self, namespace: str, filter: FilterNode | None) -> np.ndarray:
+        code = self._namespace_codes.get(namespace)
+        if code is None:
+            return np.zeros(0, dtype=np.int64)
+        size = self._size
+        rows = np.flatnonzero(self._visible[:size] & (self._row_namespace[:size] == code))
+        if filter is None or len(rows) == 0:
+            return rows
+        predicate = compile_predicate(filter)
+        chunks = self._chunks
+        keep = [row for row in rows.tolist() if predicate(chunks[row].metadata, chunks[row].source, chunks[row].document_id, chunks[row].tags)]  # type: ignore[union-attr]
+        return np.asarray(keep, dtype=np.int64)
+
+    def delete(self, namespace: str, filter: FilterNode | None) -> int:
+        """Delete visible chunks that match ``filter``."""
+        with self._lock:
+            rows = self._matching_rows(namespace, filter)
+            sources = {(namespace, self._chunks[row].source) for row in rows.tolist()}  # type: ignore[union-attr]
+            self._kill(rows.tolist())
+            for key in sources:
+                if not any(self._visible[r] for r in self._rows_by_source.get(key, ())):
+                    self._committed.pop(key, None)
+            self._maybe_compact()
+            return len(rows)
+
+    def search(self, namespace: str, vector: np.ndarray, *, top_k: int, filter: FilterNode | None = None) -> list[Result]:
+        """Exact cosine top-k."""
+        query = np.asarray(vector, dtype=np.float32).reshape(-1)
+        with self._lock:
+            if self._dim is None:
+                return []
+            self._check_dim(query.shape[0])
+            rows = self._matching_rows(namespace, filter)
+            if len(rows) == 0 or top_k <= 0:
+                return []
+            scores = self._vectors[rows] @ normalize_rows(query)
+            chunks = [self._chunks[r] for r in rows.tolist()]
+        k = min(top_k, len(scores))
+        best = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))
+        order = best[np.lexsort((best, -scores[best]))]
+        return [_to_result(chunks[i], float(scores[i])) for i in order.tolist()]  # type: ignore[arg-type]
+
+    def get_vectors(self, namespace: str, chunk_ids: Sequence[str]) -> np.ndarray:
+        """Stored (normalised) vectors of visible chunks, in the order asked."""
+        with self._lock:
+            rows = self._matching_rows(namespace, None)
+            position = {self._chunks[r].id: r for r in rows.tolist()}  # type: ignore[union-attr]
+            missing = [cid for cid in chunk_ids if cid not in position]
+            if missing:
+                raise StoreError(f"unknown chunk id(s): {', '.join(missing[:5])}")
+            return self._vectors[[position[cid] for cid in chunk_ids]].copy()
+
+    def chunks(self, namespace: str, filter: FilterNode | None = None) -> list[Chunk]:
+        """Visible chunks in insertion order (optionally filtered)."""
+        with self._lock:
+            return [self._chunks[r] for r in self._matching_rows(namespace, filter).tolist()]  # type: ignore[misc]
+
+    def sources(self, namespace: str) -> list[str]:
+        """Sources with visible chunks, sorted."""
+        with self._lock:
+            return sorted(
+                source
+                for (ns, source), rows in self._rows_by_source.items()
+                if ns == namespace and any(self._visible[r] for r in rows)
+            )
+
+    def count(self, namespace: str) -> int:
+        """Visible chunks in the namespace."""
+        with self._lock:
+            return len(self._matching_rows(namespace, None))
+
+    def stats(self, namespace: str) -> dict[str, Any]:
+        """Chunk, source and document counts."""
+        with self._lock:
+            rows = self._matching_rows(namespace, None).tolist()
+            return {
+                "chunks": len(rows),
+                "sources": len({self._chunks[r].source for r in rows}),  # type: ignore[union-attr]
+                "documents": len({self._chunks[r].document_id for r in rows}),  # type: ignore[union-attr]
+                "dimension": self._dim,
+            }
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+
+def _to_result(chunk: Chunk, score: float) -> Result:
+    return Result(
+        chunk_id=chunk.id,
+        document_id=chunk.document_id,
+        text=chunk.text,
+        score=score,
+        source=chunk.source,
+        metadata=dict(chunk.metadata),
+        span=(chunk.start, chunk.end),
+        tags=chunk.tags,
+    )

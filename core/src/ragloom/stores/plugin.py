@@ -1,0 +1,18 @@
+"""Default plugin: the built-in stores."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ragloom.hookspecs import hookimpl
+from ragloom.stores.memory import MemoryStore, MemoryStoreConfig
+
+
+def _memory(config: MemoryStoreConfig, context: Any) -> MemoryStore:
+    """In-process numpy store with exact cosine search."""
+    return MemoryStore(config)
+
+
+@hookimpl
+def register_stores(register):  # type: ignore[no-untyped-def]
+    register("memory", _memory, config=MemoryStoreConfig)

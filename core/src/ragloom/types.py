@@ -1,0 +1,150 @@
+"""The data model: dependency-free frozen records.
+
+Vectors never live inside these records; they travel beside them as float32
+numpy batches (row ``i`` belongs to chunk ``i``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+import attrs
+
+
+def _freeze_tags(value: Any) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    return tuple(str(v) for v in value)
+
+
+def make_document_id(source: str, part: str | int | None = None) -> str:
+    """Stable id of a document: its source, plus the row / item / page inside it."""
+    key = source if part is None else f"{source}\x00{part}"
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()[:24]
+
+
+def make_chunk_id(document_id: str, index: int) -> str:
+    """Stable id of a chunk: its document id plus its position."""
+    return f"{document_id}:{index}"
+
+
+@attrs.frozen(kw_only=True)
+class Document:
+    """One loaded unit of text: a file, a row, a page, a JSON item."""
+
+    id: str
+    text: str
+    source: str
+    metadata: dict[str, Any] = attrs.field(factory=dict)
+    tags: tuple[str, ...] = attrs.field(factory=tuple, converter=_freeze_tags)
+
+    @classmethod
+    def create(
+        cls,
+        text: str,
+        source: str,
+        *,
+        part: str | int | None = None,
+        metadata: dict[str, Any] | None = None,
+        tags: Any = (),
+    ) -> Document:
+        """Build a document whose id derives from ``source`` (+ ``part``)."""
+        return cls(
+            id=make_document_id(source, part),
+            text=text,
+            source=source,
+            metadata=dict(metadata or {}),
+            tags=tags,
+        )
+
+
+@attrs.frozen(kw_only=True)
+class Chunk:
+    """A span of a document: ``document.text[start:end] == text``."""
+
+    id: str
+    document_id: str
+    index: int
+    text: str
+    start: int
+    end: int
+    source: str = ""
+    metadata: dict[str, Any] = attrs.field(factory=dict)
+    tags: tuple[str, ...] = attrs.field(factory=tuple, converter=_freeze_tags)
+    content_hash: str = ""
+
+
+@attrs.frozen(kw_only=True)
+class Span:
+    """A piece of a document, as chunkers produce it before ids are assigned."""
+
+    start: int
+    end: int
+    metadata: dict[str, Any] = attrs.field(factory=dict)
+
+
+@attrs.frozen(kw_only=True)
+class Result:
+    """A retrieved chunk with everything needed to cite it."""
+
+    chunk_id: str
+    document_id: str
+    text: str
+    score: float
+    source: str
+    metadata: dict[str, Any] = attrs.field(factory=dict)
+    span: tuple[int, int] = (0, 0)
+    tags: tuple[str, ...] = attrs.field(factory=tuple, converter=_freeze_tags)
+
+    def with_score(self, score: float, **extra_metadata: Any) -> Result:
+        """A copy with another score, optionally adding metadata keys."""
+        metadata = {**self.metadata, **extra_metadata} if extra_metadata else self.metadata
+        return attrs.evolve(self, score=float(score), metadata=metadata)
+
+    def citation(self) -> str:
+        """``source[start:end]`` — where the text came from."""
+        return f"{self.source}[{self.span[0]}:{self.span[1]}]"
+
+
+@attrs.frozen(kw_only=True)
+class Failure:
+    """A source that could not be ingested, and why."""
+
+    source: str
+    reason: str
+    error: str = ""
+
+
+@attrs.frozen(kw_only=True)
+class IngestResult:
+    """What one ``Pipeline.ingest`` call did."""
+
+    documents: int = 0
+    chunks: int = 0
+    unchanged: int = 0
+    removed: int = 0
+    embedded: int = 0
+    sources: int = 0
+    unchanged_sources: int = 0
+    removed_sources: tuple[str, ...] = ()
+    skipped: tuple[str, ...] = ()
+    failed: tuple[Failure, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return attrs.asdict(self, recurse=True, value_serializer=lambda _i, _a, v: list(v) if isinstance(v, tuple) else v)
+
+
+def content_hash(document: Document, chunker_fingerprint: str, embedder_model_id: str) -> str:
+    """Hash of everything that decides a document's stored chunks and vectors."""
+    payload = json.dumps(
+        [document.text, document.metadata, list(document.tags), chunker_fingerprint, embedder_model_id],
+        sort_keys=True,
+        ensure_ascii=False,
+        default=str,
+    )
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
