@@ -1,0 +1,142 @@
+"""Text analysis shared by every keyword index: text -> list of terms.
+
+The steps, each configurable in :class:`AnalyzerConfig`:
+
+1. Unicode normalisation (NFKC by default: ligatures, full-width forms);
+2. lower-casing (``str.lower``, Unicode-aware);
+3. tokenisation with a Unicode regular expression (default: runs of at least
+   two word characters, as Lucene's and bm25s' defaults);
+4. stop-word removal (``"english"``: Lucene's English list, plus ``extra_stopwords``);
+5. Snowball stemming through PyStemmer (``stemmer = "english"``, or ``None``).
+
+Stores that index keywords themselves (DuckDB, PostgreSQL …) reuse it so that
+documents and queries are analysed identically everywhere::
+
+    analyzer = Analyzer(AnalyzerConfig(stemmer="english"))
+    analyzer.tokens("The lamps are dimming")  # ['lamp', 'dim']
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import unicodedata
+from collections.abc import Iterable, Sequence
+from typing import Literal
+
+import attrs
+
+from ragloom.errors import ConfigError
+
+#: Lucene's English stop words (``EnglishAnalyzer.ENGLISH_STOP_WORDS_SET``).
+ENGLISH_STOPWORDS: frozenset[str] = frozenset(
+    "a an and are as at be but by for if in into is it no not of on or such that the their "
+    "then there these they this to was will with".split()
+)
+
+STOPWORD_LISTS: dict[str, frozenset[str]] = {"english": ENGLISH_STOPWORDS}
+
+DEFAULT_TOKEN_PATTERN = r"\b\w\w+\b"
+
+
+def _check_pattern(_instance: object, attribute: attrs.Attribute, value: str) -> None:  # type: ignore[type-arg]
+    try:
+        re.compile(value)
+    except re.error as exc:
+        raise ValueError(f"'{attribute.name}' is not a valid regular expression: {exc}") from None
+
+
+def _check_stopwords(_instance: object, attribute: attrs.Attribute, value: str | None) -> None:  # type: ignore[type-arg]
+    if value is not None and value not in STOPWORD_LISTS:
+        raise ValueError(f"'{attribute.name}' must be one of {', '.join(sorted(STOPWORD_LISTS))} or omitted, got {value!r}")
+
+
+@attrs.frozen(kw_only=True)
+class AnalyzerConfig:
+    """How text becomes terms (identical for documents and queries)."""
+
+    lowercase: bool = True
+    normalization: Literal["NFC", "NFKC", "NFD", "NFKD"] | None = "NFKC"
+    token_pattern: str = attrs.field(default=DEFAULT_TOKEN_PATTERN, validator=_check_pattern)
+    stopwords: str | None = attrs.field(default="english", validator=_check_stopwords)
+    extra_stopwords: tuple[str, ...] = ()
+    stemmer: str | None = "english"
+
+    @property
+    def fingerprint(self) -> str:
+        """Every option that changes the terms, as one string."""
+        extra = ",".join(sorted(self.extra_stopwords))
+        return (
+            f"lower={self.lowercase}:norm={self.normalization}:pattern={self.token_pattern}:"
+            f"stop={self.stopwords}+{extra}:stem={self.stemmer}"
+        )
+
+
+def _load_stemmer(language: str):  # type: ignore[no-untyped-def]
+    try:
+        import Stemmer
+    except ImportError as exc:
+        raise ConfigError(
+            f"stemmer {language!r} needs PyStemmer: pip install PyStemmer (or set stemmer to none)"
+        ) from exc
+    try:
+        return Stemmer.Stemmer(language)
+    except KeyError:
+        raise ConfigError(
+            f"unknown stemmer language {language!r}; available: {', '.join(Stemmer.algorithms())}"
+        ) from None
+
+
+class Analyzer:
+    """Turns text into terms; thread-safe (one Snowball stemmer per thread, shared stem cache)."""
+
+    def __init__(self, config: AnalyzerConfig | None = None):
+        self.config = config or AnalyzerConfig()
+        c = self.config
+        self._split = re.compile(c.token_pattern).findall
+        stop = set(STOPWORD_LISTS[c.stopwords]) if c.stopwords else set()
+        stop.update(w.lower() if c.lowercase else w for w in c.extra_stopwords)
+        self.stopwords: frozenset[str] = frozenset(stop)
+        self._local = threading.local()
+        self._stems: dict[str, str] = {}
+        if c.stemmer is not None:
+            _load_stemmer(c.stemmer)  # fail at construction, not at the first query
+
+    def _stemmer(self):  # type: ignore[no-untyped-def]
+        stemmer = getattr(self._local, "stemmer", None)
+        if stemmer is None:
+            stemmer = self._local.stemmer = _load_stemmer(self.config.stemmer)  # type: ignore[arg-type]
+        return stemmer
+
+    def _stem_all(self, words: Sequence[str]) -> list[str]:
+        stems = self._stems
+        unknown = [w for w in set(words) if w not in stems]
+        if unknown:
+            for word, stem in zip(unknown, self._stemmer().stemWords(unknown), strict=True):
+                stems[word] = stem
+            if len(stems) > 500_000:  # bound memory on endless vocabularies
+                self._stems = {}
+        return [stems.get(w) or self._stemmer().stemWord(w) for w in words]
+
+    def tokens(self, text: str) -> list[str]:
+        """The terms of ``text``, in order, repeats kept."""
+        c = self.config
+        if c.normalization is not None and not unicodedata.is_normalized(c.normalization, text):
+            text = unicodedata.normalize(c.normalization, text)
+        if c.lowercase:
+            text = text.lower()
+        words = self._split(text)
+        if self.stopwords:
+            stop = self.stopwords
+            words = [w for w in words if w not in stop]
+        if c.stemmer is not None and words:
+            words = self._stem_all(words)
+        return words
+
+    def tokens_many(self, texts: Iterable[str]) -> list[list[str]]:
+        """``tokens`` of each text."""
+        return [self.tokens(text) for text in texts]
+
+    def terms(self, text: str) -> set[str]:
+        """The distinct terms of ``text``."""
+        return set(self.tokens(text))
