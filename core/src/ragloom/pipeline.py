@@ -317,8 +317,8 @@ class _SourceWriter:
         self.written_documents.add(document.id)
         for chunk in self.pipeline.chunker.chunk(document):
             self.pending.append(attrs.evolve(chunk, content_hash=digest))
-        if len(self.pending) >= self.batch_size:
-            self.flush()
+            if len(self.pending) >= self.batch_size:
+                self.flush()
 
     def flush(self) -> None:
         if not self.pending:

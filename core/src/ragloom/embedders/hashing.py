@@ -1,6 +1,7 @@
 """The ``hash`` embedder: offline, deterministic, lexical feature hashing.
 
-Each text becomes a bag of features — lower-cased words and the character
+Each text becomes a bag of features — lower-cased words (English stop words
+dropped unless ``stopwords = "none"``) and the character
 n-grams of each word (padded with ``#``) — hashed (CRC32) into ``dim`` buckets
 with a sign taken from the hash, weighted by ``1 + log(count)``, and
 L2-normalised. No model, no network; similar wording gives similar vectors.
@@ -14,11 +15,13 @@ import zlib
 from collections import Counter
 from collections.abc import Sequence
 from functools import lru_cache
+from typing import Literal
 
 import attrs
 import numpy as np
 
 from ragloom.embedders.base import DEFAULT_BATCH_SIZE
+from ragloom.stopwords import ENGLISH_STOP_WORDS
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -32,6 +35,7 @@ class HashEmbedderConfig:
     ngram_max: int = attrs.field(default=4, validator=attrs.validators.ge(1))
     word_weight: float = attrs.field(default=1.0, validator=attrs.validators.ge(0))
     ngram_weight: float = attrs.field(default=0.5, validator=attrs.validators.ge(0))
+    stopwords: Literal["english", "none"] = "english"
     batch_size: int = attrs.field(default=DEFAULT_BATCH_SIZE, validator=attrs.validators.gt(0))
 
     def __attrs_post_init__(self) -> None:
@@ -47,7 +51,10 @@ class HashEmbedder:
         c = self.config
         self.dim = c.dim
         self.batch_size = c.batch_size
-        self.model_id = f"hash-v1:dim={c.dim}:ngrams={c.ngram_min}-{c.ngram_max}:w={c.word_weight}:n={c.ngram_weight}"
+        self.model_id = (
+            f"hash-v1:dim={c.dim}:ngrams={c.ngram_min}-{c.ngram_max}:w={c.word_weight}:n={c.ngram_weight}:stop={c.stopwords}"
+        )
+        self._stopwords = ENGLISH_STOP_WORDS if c.stopwords == "english" else frozenset()
         self._features = lru_cache(maxsize=200_000)(self._word_features)
 
     def _word_features(self, word: str) -> tuple[np.ndarray, np.ndarray]:
@@ -66,7 +73,8 @@ class HashEmbedder:
         return buckets, (signs * np.asarray(weights)).astype(np.float32)
 
     def _embed_one(self, text: str, out: np.ndarray) -> None:
-        counts = Counter(_WORD.findall(text.lower()))
+        stop = self._stopwords
+        counts = Counter(w for w in _WORD.findall(text.lower()) if w not in stop)
         for word, count in counts.items():
             buckets, weights = self._features(word)
             np.add.at(out, buckets, weights * (1.0 + math.log(count)))

@@ -19,6 +19,15 @@ from ragloom.errors import LoaderError
 from ragloom.types import Document
 
 DEFAULT_MAX_FILE_BYTES = 100 * 1024 * 1024
+DEFAULT_MAX_TEXT_CHARS = 50 * 1024 * 1024
+
+_BOMS = (
+    (b"\xef\xbb\xbf", "utf-8"),
+    (b"\xff\xfe\x00\x00", "utf-32-le"),
+    (b"\x00\x00\xfe\xff", "utf-32-be"),
+    (b"\xff\xfe", "utf-16-le"),
+    (b"\xfe\xff", "utf-16-be"),
+)
 
 
 @runtime_checkable
@@ -77,6 +86,59 @@ def decode_utf8(data: bytes, source: str) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise LoaderError(f"not valid UTF-8 ({exc.reason})", source=source, position=f"byte {exc.start}") from None
+
+
+def bom_encoding(data: bytes) -> tuple[str | None, int]:
+    """``(encoding, bom length)`` of a byte-order mark at the start of ``data``; ``(None, 0)`` without one."""
+    for bom, encoding in _BOMS:
+        if data.startswith(bom):
+            return encoding, len(bom)
+    return None, 0
+
+
+def decode_text(data: bytes, source: str, *, declared: str | None = None, detect: bool = True) -> str:
+    """Decode bytes: a BOM wins, then a ``declared`` encoding, then UTF-8, then detection.
+
+    Detection uses charset-normalizer; when it finds nothing plausible (binary
+    data) or ``detect`` is false, a LoaderError says so.
+    """
+    encoding, skip = bom_encoding(data)
+    if encoding is not None:
+        try:
+            return data[skip:].decode(encoding)
+        except UnicodeDecodeError as exc:
+            raise LoaderError(f"not valid {encoding} despite its byte-order mark ({exc.reason})", source=source, position=f"byte {exc.start + skip}") from None
+    if declared:
+        try:
+            return data.decode(declared)
+        except LookupError:
+            pass  # an unknown declared charset: fall through to UTF-8 / detection
+        except UnicodeDecodeError:
+            pass  # a wrong declaration: fall through
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        utf8_error = exc
+    if not detect:
+        raise LoaderError(f"not valid UTF-8 ({utf8_error.reason})", source=source, position=f"byte {utf8_error.start}") from None
+    if b"\x00" in data[:8192]:
+        raise LoaderError("looks like binary data, not text (NUL bytes, no byte-order mark)", source=source)
+    import charset_normalizer
+
+    best = charset_normalizer.from_bytes(data).best()
+    if best is None:
+        raise LoaderError(
+            f"not valid UTF-8 (byte {utf8_error.start}) and no text encoding could be detected; convert the file to UTF-8 or set `encoding`",
+            source=source,
+        )
+    return str(best)
+
+
+def check_text_chars(text: str, max_chars: int, source: str, position: object = None) -> str:
+    """``text`` unchanged, or LoaderError when it is longer than ``max_chars`` (max_text_chars)."""
+    if len(text) > max_chars:
+        raise LoaderError(f"extracted text is over the limit of {max_chars} characters (max_text_chars)", source=source, position=position)
+    return text
 
 
 def iter_files(directory: str) -> Iterable[str]:

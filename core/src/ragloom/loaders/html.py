@@ -1,0 +1,317 @@
+"""The ``html`` loader and :func:`extract_html`, the block-aware text extraction it shares with the web loader.
+
+Extraction rules: ``script``, ``style``, ``noscript``, ``template``, ``svg``
+(and the rest of ``<head>``) are dropped; block elements become paragraph
+breaks, ``<br>``, list items, table rows and cells become line breaks; inline
+elements never split a word (``<b>Lu</b>men`` stays ``Lumen``); whitespace
+collapses as a browser renders it except inside ``<pre>``; entities are
+decoded by the parser.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urljoin
+
+import attrs
+
+from ragloom.errors import LoaderError
+from ragloom.loaders.base import (
+    DEFAULT_MAX_FILE_BYTES,
+    DEFAULT_MAX_TEXT_CHARS,
+    bom_encoding,
+    check_text_chars,
+    decode_text,
+    iter_files,
+    read_bytes,
+)
+from ragloom.loaders.text import file_metadata
+from ragloom.types import Document
+
+HTML_SUFFIXES = (".html", ".htm", ".xhtml")
+
+#: Elements whose content is never text.
+SKIPPED_TAGS = frozenset(
+    {"script", "style", "noscript", "template", "svg", "head", "iframe", "object", "embed", "canvas", "-comment", "!doctype"}
+)
+#: Elements that end a paragraph (a blank line between blocks).
+PARAGRAPH_TAGS = frozenset(
+    {
+        "address", "article", "aside", "blockquote", "body", "caption", "center", "details", "dialog", "dir",
+        "div", "dl", "fieldset", "figcaption", "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6",
+        "header", "hgroup", "hr", "html", "legend", "main", "menu", "nav", "ol", "p", "pre", "section",
+        "summary", "table", "ul",
+    }
+)  # fmt: skip
+#: Elements that end a line.
+LINE_TAGS = frozenset(
+    {"br", "li", "dt", "dd", "tr", "td", "th", "thead", "tbody", "tfoot", "option", "textarea", "label", "input"}
+)  # fmt: skip
+_PRESERVE_TAGS = frozenset({"pre", "textarea", "listing", "plaintext"})
+_WHITESPACE = re.compile(r"[ \t\n\r\f\xa0\u200b]+")
+_META_CHARSET = re.compile(rb"""<meta[^>]{0,512}?charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]{1,40})""", re.IGNORECASE)
+
+
+@attrs.frozen
+class HtmlContent:
+    """What :func:`extract_html` finds in a page."""
+
+    text: str
+    title: str | None
+    description: str | None
+    lang: str | None
+    canonical_url: str | None
+
+
+class _TextLimitReached(Exception):
+    pass
+
+
+class _TextBuilder:
+    """Collects text pieces and breaks; collapses whitespace the way a browser renders it."""
+
+    def __init__(self, max_chars: int | None):
+        self.parts: list[str] = []
+        self.length = 0
+        self.pending_break = 0
+        self.pending_space = False
+        self.at_line_start = True
+        self.max_chars = max_chars
+
+    def _write(self, piece: str) -> None:
+        self.parts.append(piece)
+        self.length += len(piece)
+        if self.max_chars is not None and self.length > self.max_chars:
+            raise _TextLimitReached
+
+    def _flush_break(self) -> None:
+        if self.pending_break and self.parts:
+            self._write("\n" * self.pending_break)
+            self.at_line_start = True
+        self.pending_break = 0
+
+    def brk(self, level: int) -> None:
+        self.pending_break = max(self.pending_break, level)
+        self.pending_space = False
+
+    def text(self, value: str) -> None:
+        collapsed = _WHITESPACE.sub(" ", value)
+        if not collapsed:
+            return
+        core = collapsed.strip(" ")
+        if not core:
+            if not self.at_line_start or self.pending_break:
+                self.pending_space = True
+            return
+        if collapsed[0] == " ":
+            self.pending_space = True
+        self._flush_break()
+        if self.pending_space and not self.at_line_start:
+            self._write(" ")
+        self._write(core)
+        self.at_line_start = False
+        self.pending_space = collapsed[-1] == " "
+
+    def preformatted(self, value: str) -> None:
+        value = value.replace("\r\n", "\n").replace("\r", "\n")
+        if not value:
+            return
+        self._flush_break()
+        if self.pending_space and not self.at_line_start:
+            self._write(" ")
+        self._write(value)
+        self.at_line_start = value.endswith("\n")
+        self.pending_space = False
+
+    def result(self) -> str:
+        return "".join(self.parts).strip("\n ")
+
+
+def _collect_text(root: Any, builder: _TextBuilder) -> None:
+    """Walk ``root`` without recursion (hostile pages nest deeply), feeding the builder."""
+    preserve_depth = 0
+    stack: list[tuple[Any, bool]] = [(root, False)]
+    while stack:
+        node, leaving = stack.pop()
+        tag = node.tag
+        if leaving:
+            if tag in _PRESERVE_TAGS:
+                preserve_depth -= 1
+            if tag in PARAGRAPH_TAGS:
+                builder.brk(2)
+            elif tag in LINE_TAGS:
+                builder.brk(1)
+            continue
+        if tag == "-text":
+            value = node.text_content or ""
+            if preserve_depth:
+                builder.preformatted(value)
+            else:
+                builder.text(value)
+            continue
+        if tag in SKIPPED_TAGS or not node.is_element_node and not node.is_document_node:
+            continue
+        if node.is_element_node and "hidden" in (node.attributes or {}):
+            continue
+        if tag in PARAGRAPH_TAGS:
+            builder.brk(2)
+        elif tag in LINE_TAGS:
+            builder.brk(1)
+        if tag in _PRESERVE_TAGS:
+            preserve_depth += 1
+        stack.append((node, True))
+        children = []
+        child = node.child
+        while child is not None:
+            children.append(child)
+            child = child.next
+        stack.extend((c, False) for c in reversed(children))
+
+
+def _clean(value: str | None) -> str | None:
+    if value is None:
+        return None
+    value = _WHITESPACE.sub(" ", value).strip()
+    return value or None
+
+
+def _meta_content(tree: Any, *selectors: str) -> str | None:
+    for selector in selectors:
+        node = tree.css_first(selector)
+        if node is not None:
+            value = _clean(node.attributes.get("content"))
+            if value:
+                return value
+    return None
+
+
+def _canonical(tree: Any, base_url: str | None) -> str | None:
+    base = base_url
+    base_node = tree.css_first("base[href]")
+    if base_node is not None and base_node.attributes.get("href"):
+        base = urljoin(base or "", base_node.attributes["href"].strip())
+    for node in tree.css("link[rel][href]"):
+        rel = (node.attributes.get("rel") or "").lower().split()
+        href = (node.attributes.get("href") or "").strip()
+        if "canonical" in rel and href:
+            return urljoin(base, href) if base else href
+    return None
+
+
+def _is_inside(node: Any, ancestors: set[int]) -> bool:
+    parent = node.parent
+    while parent is not None:
+        if parent.mem_id in ancestors:
+            return True
+        parent = parent.parent
+    return False
+
+
+def extract_html(html: str, *, selector: str | None = None, base_url: str | None = None, max_chars: int | None = None) -> HtmlContent:
+    """Text and metadata of an HTML page.
+
+    ``selector`` (CSS) keeps only the matching elements (their text joined by
+    blank lines; none matching gives ``""``); an invalid selector raises
+    :class:`LoaderError`. ``base_url`` resolves a relative canonical URL.
+    ``max_chars`` bounds the extracted text: going over raises LoaderError.
+    """
+    from selectolax.lexbor import LexborHTMLParser, SelectolaxError
+
+    tree = LexborHTMLParser(html)
+    builder = _TextBuilder(max_chars)
+    try:
+        if selector is None:
+            roots = [tree.body] if tree.body is not None else []
+        else:
+            try:
+                matches = tree.css(selector)
+            except (SelectolaxError, ValueError, TypeError) as exc:
+                raise LoaderError(f"invalid CSS selector {selector!r}: {exc}", position="selector") from None
+            seen: set[int] = set()
+            roots = []
+            for node in matches:
+                if not _is_inside(node, seen):
+                    roots.append(node)
+                seen.add(node.mem_id)
+        for root in roots:
+            builder.brk(2)
+            _collect_text(root, builder)
+    except _TextLimitReached:
+        raise LoaderError(f"extracted text is over the limit of {max_chars} characters (max_text_chars)") from None
+    title_node = tree.css_first("title")
+    title = _clean(title_node.text(deep=True)) if title_node is not None else None
+    html_node = tree.css_first("html")
+    lang = _clean(html_node.attributes.get("lang")) if html_node is not None else None
+    return HtmlContent(
+        text=builder.result(),
+        title=title or _meta_content(tree, 'meta[property="og:title"]'),
+        description=_meta_content(tree, 'meta[name="description" i]', 'meta[property="og:description"]'),
+        lang=lang,
+        canonical_url=_canonical(tree, base_url),
+    )
+
+
+def decode_html(data: bytes, source: str, *, declared: str | None = None) -> str:
+    """HTML bytes as text: BOM, else ``declared`` (an HTTP charset), else ``<meta charset>``, else UTF-8, else detected."""
+    if bom_encoding(data)[0] is None and declared is None:
+        match = _META_CHARSET.search(data[:8192])
+        if match:
+            declared = match.group(1).decode("ascii", "replace")
+    return decode_text(data, source, declared=declared)
+
+
+@attrs.frozen(kw_only=True)
+class HtmlLoaderConfig:
+    """Options of the html loader.
+
+    ``selector``: CSS selector of the content to keep (e.g. ``"main, article"``);
+    ``encoding``: force a charset instead of BOM / ``<meta charset>`` / detection;
+    ``max_file_bytes``, ``max_text_chars``: limits.
+    """
+
+    selector: str | None = None
+    encoding: str | None = None
+    max_file_bytes: int = attrs.field(default=DEFAULT_MAX_FILE_BYTES, validator=attrs.validators.gt(0))
+    max_text_chars: int = attrs.field(default=DEFAULT_MAX_TEXT_CHARS, validator=attrs.validators.gt(0))
+
+
+def html_metadata(content: HtmlContent) -> dict[str, str]:
+    """The non-empty metadata fields of extracted HTML."""
+    fields = {"title": content.title, "description": content.description, "lang": content.lang, "canonical_url": content.canonical_url}
+    return {key: value for key, value in fields.items() if value}
+
+
+class HtmlLoader:
+    """HTML files: one document of block-aware text; title, description, lang, canonical URL in metadata."""
+
+    def __init__(self, config: HtmlLoaderConfig | None = None):
+        self.config = config or HtmlLoaderConfig()
+
+    def load_file(self, path: str) -> Document:
+        """One document."""
+        data = read_bytes(path, self.config.max_file_bytes)
+        if self.config.encoding:
+            try:
+                html = data.decode(self.config.encoding)
+            except (LookupError, UnicodeDecodeError) as exc:
+                raise LoaderError(f"cannot decode as {self.config.encoding}: {exc}", source=path) from None
+        else:
+            html = decode_html(data, path)
+        try:
+            content = extract_html(html, selector=self.config.selector, max_chars=self.config.max_text_chars)
+        except LoaderError as exc:
+            raise LoaderError(exc.reason, source=path, position=exc.position) from None
+        text = check_text_chars(content.text, self.config.max_text_chars, path)
+        return Document.create(text, path, metadata={**file_metadata(path), **html_metadata(content)})
+
+    def load(self, source: str) -> Iterator[Document]:
+        """One document per file; a directory loads its HTML files in sorted order."""
+        if Path(source).is_dir():
+            for path in iter_files(source):
+                if Path(path).suffix.lower() in HTML_SUFFIXES:
+                    yield self.load_file(path)
+        else:
+            yield self.load_file(source)

@@ -1,0 +1,262 @@
+"""Ingestion semantics end to end on the memory store: ids, hashes, generations, removal."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import CountingEmbedder
+from ragloom import ConfigError, DimensionMismatchError, LoaderError, Pipeline
+from ragloom.stores.memory import MemoryStore
+
+
+def build(embedder: CountingEmbedder, store: MemoryStore | None = None, namespace: str = "default", **ingest: object) -> Pipeline:
+    builder = Pipeline.builder().namespace(namespace).chunker("recursive", size=300, overlap=40).embedder(embedder)
+    builder = builder.store(store or MemoryStore())
+    if ingest:
+        builder = builder.ingest_options(**ingest)
+    return builder.build()
+
+
+def snapshot(pipeline: Pipeline) -> dict[str, tuple[str, str, bytes]]:
+    chunks = pipeline.store.chunks(pipeline.namespace)
+    vectors = pipeline.store.get_vectors(pipeline.namespace, [c.id for c in chunks])
+    return {c.id: (c.source, c.text, vectors[i].tobytes()) for i, c in enumerate(chunks)}
+
+
+def test_first_ingest_stores_every_file_and_answers(corpus: Path, counting_embedder: CountingEmbedder) -> None:
+    pipeline = build(counting_embedder)
+    result = pipeline.ingest(corpus)
+    assert result.sources == len(list(corpus.iterdir())) == 12
+    assert result.documents == 12 and result.unchanged == 0
+    assert result.chunks == pipeline.store.count("default") == counting_embedder.texts > 12
+    hits = pipeline.query("What does error E12 mean?", top_k=5)
+    assert any(h.source.endswith("troubleshooting.md") for h in hits)
+    for hit in hits:
+        text = Path(hit.source).read_text(encoding="utf-8")
+        # frontmatter is stripped: offsets index the document text, which the metadata says where it starts
+        assert hit.text in text
+        assert hit.metadata["startOffset"] == hit.span[0] and hit.metadata["endOffset"] == hit.span[1]
+
+
+def test_reingest_unchanged_directory_embeds_nothing(corpus: Path, counting_embedder: CountingEmbedder) -> None:
+    pipeline = build(counting_embedder)
+    pipeline.ingest(corpus)
+    before = snapshot(pipeline)
+    calls = counting_embedder.calls
+    again = pipeline.ingest(corpus)
+    assert counting_embedder.calls == calls, "an unchanged source must not be embedded again"
+    assert again.embedded == 0 and again.chunks == 0
+    assert again.unchanged == 12 and again.unchanged_sources == 12
+    assert snapshot(pipeline) == before  # same chunk ids, no duplicates
+    assert pipeline.store.count("default") == len(before)
+
+
+def test_editing_one_file_replaces_only_that_source(corpus: Path, counting_embedder: CountingEmbedder) -> None:
+    pipeline = build(counting_embedder)
+    pipeline.ingest(corpus)
+    before = snapshot(pipeline)
+    edited = corpus / "warranty.txt"
+    edited.write_text(edited.read_text(encoding="utf-8") + "\n\nExtended cover: the warranty lasts 99 years on Mars.\n", encoding="utf-8")
+    texts = counting_embedder.texts
+    result = pipeline.ingest(corpus)
+    after = snapshot(pipeline)
+    assert result.unchanged == 11 and result.documents == 12
+    assert result.embedded == counting_embedder.texts - texts > 0
+    untouched_before = {k: v for k, v in before.items() if not v[0].endswith("warranty.txt")}
+    untouched_after = {k: v for k, v in after.items() if not v[0].endswith("warranty.txt")}
+    assert untouched_after == untouched_before  # ids, text and vectors of other sources are untouched
+    warranty = [v for v in after.values() if v[0].endswith("warranty.txt")]
+    assert any("99 years on Mars" in text for _, text, _ in warranty)
+    assert len(warranty) == result.chunks  # old generation gone, no duplicates
+
+
+def test_deleted_file_disappears_on_reingest(corpus: Path, counting_embedder: CountingEmbedder) -> None:
+    pipeline = build(counting_embedder)
+    pipeline.ingest(corpus)
+    gone = corpus / "faq.md"
+    gone_source = str(gone.resolve())
+    count_faq = sum(1 for v in snapshot(pipeline).values() if v[0] == gone_source)
+    assert count_faq > 0
+    gone.unlink()
+    result = pipeline.ingest(corpus)
+    assert result.removed_sources == (gone_source,)
+    assert result.removed == count_faq
+    assert gone_source not in pipeline.sources()
+    assert all(v[0] != gone_source for v in snapshot(pipeline).values())
+
+
+def test_remove_source_and_stats(corpus: Path, counting_embedder: CountingEmbedder) -> None:
+    pipeline = build(counting_embedder)
+    pipeline.ingest(corpus)
+    total = pipeline.stats()["chunks"]
+    removed = pipeline.remove_source(corpus / "faq.md")
+    assert removed > 0
+    stats = pipeline.stats()
+    assert stats["chunks"] == total - removed
+    assert stats["sources"] == 11
+    assert stats["documents_ingested"] == 12
+    pipeline.query("lamp")
+    pipeline.query("warranty")
+    assert pipeline.stats()["queries"] == 2
+    assert pipeline.remove_source(corpus / "faq.md") == 0
+
+
+def test_namespaces_share_a_store_without_seeing_each_other(corpus: Path) -> None:
+    store = MemoryStore()
+    first = build(CountingEmbedder(), store, namespace="first")
+    second = build(CountingEmbedder(), store, namespace="second")
+    first.ingest(corpus / "warranty.txt")
+    second.ingest(corpus / "faq.md")
+    assert {Path(r.source).name for r in first.query("lamp warranty years", top_k=50)} == {"warranty.txt"}
+    assert {Path(r.source).name for r in second.query("lamp warranty years", top_k=50)} == {"faq.md"}
+    first.remove_source(corpus / "faq.md")  # not first's: nothing happens to second
+    assert second.store.count("second") > 0
+
+
+def test_dimension_mismatch_names_both_dimensions(corpus: Path) -> None:
+    store = MemoryStore()
+    build(CountingEmbedder(dim=64), store).ingest(corpus / "faq.md")
+    with pytest.raises(DimensionMismatchError, match="dimension 64.*dimension 32"):
+        build(CountingEmbedder(dim=32), store)
+
+
+def test_query_during_reingest_never_sees_a_source_missing_or_doubled(corpus: Path) -> None:
+    pipeline = build(CountingEmbedder(), batch_size=4)  # many staged writes per source
+    pipeline.ingest(corpus)
+    target = corpus / "troubleshooting.md"
+    source = str(target.resolve())
+    expected = {len([v for v in snapshot(pipeline).values() if v[0] == source])}
+    stop = threading.Event()
+    problems: list[str] = []
+    seen_counts: set[int] = set()
+
+    def reader() -> None:
+        while not stop.is_set():
+            hits = pipeline.query("error code reset", top_k=500, filter={"source": source})
+            ids = [h.chunk_id for h in hits]
+            if len(ids) != len(set(ids)):
+                problems.append("doubled chunk ids")
+            if not hits:
+                problems.append("source missing")
+            seen_counts.add(len(hits))
+
+    thread = threading.Thread(target=reader)
+    thread.start()
+    try:
+        original = target.read_text(encoding="utf-8")
+        for round_ in range(6):
+            extra = "\n\nAppendix. " + " ".join(f"note{round_}-{i}" for i in range(40 * (round_ + 1)))
+            target.write_text(original + extra, encoding="utf-8")
+            result = pipeline.ingest(target)
+            assert result.chunks > 0
+            expected.add(pipeline.store.count("default") - sum(1 for v in snapshot(pipeline).values() if v[0] != source))
+    finally:
+        stop.set()
+        thread.join()
+    assert not problems, problems[:3]
+    assert seen_counts <= expected  # every observation is a whole generation
+
+
+def test_failed_source_keeps_old_generation_and_skip_reports(corpus: Path) -> None:
+    pipeline = build(CountingEmbedder(), on_error="skip")
+    pipeline.ingest(corpus)
+    before = snapshot(pipeline)
+    (corpus / "faq.md").write_bytes(b"---\ntitle: [unclosed\n---\nbody")
+    (corpus / "notes.xyz").write_text("no loader for me", encoding="utf-8")
+    result = pipeline.ingest(corpus)
+    assert [Path(f.source).name for f in result.failed] == ["faq.md"]
+    assert "frontmatter" in result.failed[0].reason
+    assert [Path(s).name for s in result.skipped] == ["notes.xyz"]
+    assert snapshot(pipeline) == before  # nothing already stored is lost
+
+
+def test_failed_source_with_on_error_fail_names_the_path(corpus: Path) -> None:
+    pipeline = build(CountingEmbedder())
+    (corpus / "faq.md").write_bytes(b"\xff\xfe not utf-8 \xff")
+    with pytest.raises(LoaderError, match="faq.md"):
+        pipeline.ingest(corpus)
+    # files before faq.md in sorted order were committed whole; faq.md holds nothing half-written
+    assert str((corpus / "faq.md").resolve()) not in pipeline.sources()
+
+
+def test_single_document_changes_inside_a_source_keep_other_documents(tmp_path: Path) -> None:
+    from ragloom import Document
+
+    embedder = CountingEmbedder()
+    pipeline = build(embedder)
+    docs = [Document.create(f"document number {i} " * 20, "virtual://set", part=i) for i in range(5)]
+    pipeline._ingest_documents(docs, (), _tally())
+    before = snapshot(pipeline)
+    changed = [*docs[:4], Document.create("a brand new text " * 20, "virtual://set", part=4)]
+    texts = embedder.texts
+    tally = _tally()
+    pipeline._ingest_documents(changed, (), tally)
+    after = snapshot(pipeline)
+    assert tally.unchanged == 4
+    assert embedder.texts - texts == tally.chunks  # only document 4 was embedded
+    kept = {k: v for k, v in before.items() if not k.startswith(docs[4].id)}
+    assert {k: v for k, v in after.items() if not k.startswith(docs[4].id)} == kept
+
+
+def _tally():  # type: ignore[no-untyped-def]
+    from ragloom.pipeline import _Tally
+
+    return _Tally()
+
+
+def test_memory_is_bounded_by_the_batch(tmp_path: Path) -> None:
+    """Writes happen every batch_size chunks, not once per corpus."""
+
+    class RecordingStore(MemoryStore):
+        def __init__(self) -> None:
+            super().__init__()
+            self.write_sizes: list[int] = []
+
+        def write(self, namespace, generation, chunks, vectors):  # type: ignore[no-untyped-def]
+            self.write_sizes.append(len(chunks))
+            super().write(namespace, generation, chunks, vectors)
+
+    big = tmp_path / "big.txt"
+    big.write_text("\n\n".join(f"Paragraph {i}. " + "word " * 50 for i in range(400)), encoding="utf-8")
+    store = RecordingStore()
+    pipeline = build(CountingEmbedder(), store, batch_size=32)
+    result = pipeline.ingest(big)
+    assert result.chunks > 300
+    assert max(store.write_sizes) <= 32
+    assert len(store.write_sizes) >= result.chunks // 32
+
+
+def test_ingest_without_sources_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="nothing to ingest"):
+        Pipeline.builder().build().ingest()
+
+
+def test_missing_source_is_reported(tmp_path: Path) -> None:
+    with pytest.raises(LoaderError, match="no such file"):
+        Pipeline.builder().build().ingest(tmp_path / "nope.md")
+
+
+def test_tags_are_added_and_filterable(corpus: Path) -> None:
+    pipeline = build(CountingEmbedder())
+    pipeline.ingest(corpus / "faq.md", tags=["public"])
+    pipeline.ingest(corpus / "warranty.txt", tags=["legal"])
+    hits = pipeline.query("lamp", top_k=100, filter={"tags": "legal"})
+    assert hits and {Path(h.source).name for h in hits} == {"warranty.txt"}
+    assert all(h.tags == ("legal",) for h in hits)
+
+
+def test_empty_query_is_rejected() -> None:
+    with pytest.raises(ConfigError):
+        Pipeline.builder().build().query("   ")
+
+
+def test_vectors_are_unit_length(corpus: Path) -> None:
+    pipeline = build(CountingEmbedder())
+    pipeline.ingest(corpus / "faq.md")
+    chunks = pipeline.store.chunks("default")
+    vectors = pipeline.store.get_vectors("default", [c.id for c in chunks])
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
