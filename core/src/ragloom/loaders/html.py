@@ -210,7 +210,9 @@ def _is_inside(node: Any, ancestors: set[int]) -> bool:
     return False
 
 
-def extract_html(html: str, *, selector: str | None = None, base_url: str | None = None, max_chars: int | None = None) -> HtmlContent:
+def extract_html(
+    html: str, *, selector: str | None = None, base_url: str | None = None, max_chars: int | None = None
+) -> HtmlContent:
     """Text and metadata of an HTML page.
 
     ``selector`` (CSS) keeps only the matching elements (their text joined by
@@ -280,7 +282,12 @@ class HtmlLoaderConfig:
 
 def html_metadata(content: HtmlContent) -> dict[str, str]:
     """The non-empty metadata fields of extracted HTML."""
-    fields = {"title": content.title, "description": content.description, "lang": content.lang, "canonical_url": content.canonical_url}
+    fields = {
+        "title": content.title,
+        "description": content.description,
+        "lang": content.lang,
+        "canonical_url": content.canonical_url,
+    }
     return {key: value for key, value in fields.items() if value}
 
 
