@@ -1,4 +1,4 @@
-"""The ``memory`` store: numpy matrix, exact cosine search, nothing persisted."""
+"""The ``memory`` store: numpy matrix, exact cosine search, BM25 keyword search, nothing persisted."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ import numpy as np
 
 from ragloom.errors import DimensionMismatchError, StoreError
 from ragloom.filters import FilterNode, compile_predicate
-from ragloom.stores.base import VECTORS, SourceState, normalize_rows
+from ragloom.keyword import BM25Config, BM25Index
+from ragloom.stores.base import KEYWORD_SEARCH, VECTORS, SourceState, normalize_rows
 from ragloom.types import Chunk, Result
 
 
@@ -20,6 +21,7 @@ class MemoryStoreConfig:
     """Options of the memory store."""
 
     initial_capacity: int = attrs.field(default=1024, validator=attrs.validators.gt(0))
+    bm25: BM25Config = attrs.field(factory=BM25Config)
 
 
 class MemoryStore:
@@ -27,10 +29,11 @@ class MemoryStore:
 
     Rows are appended; deleted rows are masked and compacted when they are the
     majority. One lock guards writes and the snapshot a search takes, so a
-    commit is atomic for readers.
+    commit is atomic for readers. A BM25 index per namespace holds exactly the
+    visible chunks: rows enter it when committed and leave it when deleted.
     """
 
-    capabilities: frozenset[str] = frozenset({VECTORS})
+    capabilities: frozenset[str] = frozenset({VECTORS, KEYWORD_SEARCH})
 
     def __init__(self, config: MemoryStoreConfig | None = None):
         self.config = config or MemoryStoreConfig()
@@ -47,6 +50,8 @@ class MemoryStore:
         self._committed: dict[tuple[str, str], int] = {}
         self._max_generation: dict[tuple[str, str], int] = {}
         self._rows_by_source: dict[tuple[str, str], set[int]] = {}
+        self._keyword: dict[str, BM25Index] = {}
+        self._analyzer: Any = None
 
     # ------------------------------------------------------------------ helpers
 
@@ -76,18 +81,35 @@ class MemoryStore:
         if self._dim is not None and dim != self._dim:
             raise DimensionMismatchError(store_dim=self._dim, embedder_dim=dim, where="memory store")
 
+    def _keyword_index(self, namespace: str) -> BM25Index:
+        index = self._keyword.get(namespace)
+        if index is None:
+            if self._analyzer is None:
+                from ragloom.analysis import Analyzer
+
+                self._analyzer = Analyzer(self.config.bm25.analyzer)
+            index = self._keyword[namespace] = BM25Index(self.config.bm25, analyzer=self._analyzer)
+        return index
+
     def _kill(self, rows: Collection[int]) -> None:
+        by_namespace: dict[str, list[int]] = {}
         for row in rows:
             chunk = self._chunks[row]
             if chunk is None:
                 continue
             self._alive[row] = False
             self._visible[row] = False
-            key = (self._namespace_of(row), chunk.source)
+            namespace = self._namespace_of(row)
+            by_namespace.setdefault(namespace, []).append(row)
+            key = (namespace, chunk.source)
             bucket = self._rows_by_source.get(key)
             if bucket is not None:
                 bucket.discard(row)
             self._chunks[row] = None
+        for namespace, killed in by_namespace.items():
+            index = self._keyword.get(namespace)
+            if index is not None:
+                index.remove(killed)
 
     def _namespace_of(self, row: int) -> str:
         code = int(self._row_namespace[row])
@@ -101,6 +123,9 @@ class MemoryStore:
         if self._size < 4096 or alive * 2 > self._size:
             return
         keep = np.flatnonzero(self._alive[: self._size])
+        renumber = {int(old): new for new, old in enumerate(keep.tolist())}
+        for index in self._keyword.values():
+            index.remap(renumber)
         self._vectors[: len(keep)] = self._vectors[keep]
         for name in ("_row_namespace", "_row_generation", "_visible", "_alive"):
             array = getattr(self, name)
@@ -168,12 +193,15 @@ class MemoryStore:
             key = (namespace, source)
             rows = list(self._rows_by_source.get(key, ()))
             doomed = []
+            shown: list[int] = []
             removed = 0
             for row in rows:
                 chunk = self._chunks[row]
                 if chunk is None:
                     continue
                 if self._row_generation[row] == generation:
+                    if not self._visible[row]:
+                        shown.append(row)
                     self._visible[row] = True
                 elif self._visible[row] and chunk.document_id in keep:
                     self._row_generation[row] = generation
@@ -181,6 +209,9 @@ class MemoryStore:
                     removed += int(self._visible[row])
                     doomed.append(row)
             self._kill(doomed)
+            if shown:
+                shown.sort()
+                self._keyword_index(namespace).add(shown, [self._chunks[r].text for r in shown])  # type: ignore[union-attr]
             self._committed[key] = generation
             self._max_generation[key] = max(generation, self._max_generation.get(key, 0))
             self._maybe_compact()
@@ -237,6 +268,16 @@ class MemoryStore:
         best = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))
         order = best[np.lexsort((best, -scores[best]))]
         return [_to_result(chunks[i], float(scores[i])) for i in order.tolist()]  # type: ignore[arg-type]
+
+    def keyword_search(self, namespace: str, query: str, *, top_k: int, filter: FilterNode | None = None) -> list[Result]:
+        """Top-k visible chunks by BM25, best first (only chunks with a query term)."""
+        with self._lock:
+            index = self._keyword.get(namespace)
+            if index is None or top_k <= 0:
+                return []
+            keys = self._matching_rows(namespace, filter).tolist() if filter is not None else None
+            hits = index.search(query, top_k=top_k, keys=keys)
+            return [_to_result(self._chunks[row], score) for row, score in hits]  # type: ignore[index, arg-type]
 
     def get_vectors(self, namespace: str, chunk_ids: Sequence[str]) -> np.ndarray:
         """Stored (normalised) vectors of visible chunks, in the order asked."""

@@ -1,0 +1,211 @@
+"""An incremental BM25 index in numpy (Lucene's BM25 variant, as bm25s and Anserini).
+
+    score(q, d) = sum over query terms t of  idf(t) * tf(t, d) / (tf(t, d) + k1 * (1 - b + b * |d| / avgdl))
+    idf(t)      = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))
+
+Documents are added and removed by key at any time. The term statistics
+(``N``, ``df``, ``avgdl``) always describe exactly the documents present: the
+per-posting scores are (re)computed eagerly, in one vectorised pass, the first
+time the index is searched after a change. A query then sums the postings of
+its terms with ``np.bincount`` — no Python loop per document. A removed key can
+never be returned.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+
+import attrs
+import numpy as np
+
+from ragloom.analysis import Analyzer, AnalyzerConfig
+
+
+@attrs.frozen(kw_only=True)
+class BM25Config:
+    """BM25 parameters and the text analysis of documents and queries."""
+
+    k1: float = attrs.field(default=1.5, validator=attrs.validators.ge(0))
+    b: float = attrs.field(default=0.75, validator=[attrs.validators.ge(0), attrs.validators.le(1)])
+    analyzer: AnalyzerConfig = attrs.field(factory=AnalyzerConfig)
+
+
+class BM25Index:
+    """BM25 over documents identified by hashable keys; not thread-safe (callers lock)."""
+
+    def __init__(self, config: BM25Config | None = None, *, analyzer: Analyzer | None = None):
+        self.config = config or BM25Config()
+        self.analyzer = analyzer or Analyzer(self.config.analyzer)
+        self._vocab: dict[str, int] = {}
+        self._slot_of: dict[Hashable, int] = {}
+        self._keys: list[Hashable | None] = []
+        self._terms: list[np.ndarray | None] = []
+        self._tfs: list[np.ndarray | None] = []
+        self._lengths: list[int] = []
+        self._dead = 0
+        self._dirty = True
+        self._indptr = np.zeros(1, dtype=np.int64)
+        self._post_slots = np.zeros(0, dtype=np.int64)
+        self._post_scores = np.zeros(0, dtype=np.float32)
+
+    # ------------------------------------------------------------------ content
+
+    def __len__(self) -> int:
+        return len(self._slot_of)
+
+    def __contains__(self, key: Hashable) -> bool:
+        return key in self._slot_of
+
+    def keys(self) -> list[Hashable]:
+        """The keys present, in insertion order."""
+        return [k for k in self._keys if k is not None and k in self._slot_of]
+
+    def add(self, keys: Sequence[Hashable], texts: Sequence[str]) -> None:
+        """Index ``texts[i]`` under ``keys[i]`` (an existing key is replaced)."""
+        self.add_tokens(keys, self.analyzer.tokens_many(texts))
+
+    def add_tokens(self, keys: Sequence[Hashable], token_lists: Sequence[Sequence[str]]) -> None:
+        """Index already analysed documents."""
+        if len(keys) != len(token_lists):
+            raise ValueError(f"{len(keys)} keys for {len(token_lists)} documents")
+        vocab = self._vocab
+        for key, tokens in zip(keys, token_lists, strict=True):
+            if key in self._slot_of:
+                self._remove_one(key)
+            ids = np.fromiter((vocab.setdefault(t, len(vocab)) for t in tokens), dtype=np.int64, count=len(tokens))
+            terms, counts = np.unique(ids, return_counts=True)
+            self._slot_of[key] = len(self._keys)
+            self._keys.append(key)
+            self._terms.append(terms)
+            self._tfs.append(counts.astype(np.float32))
+            self._lengths.append(len(tokens))
+        if keys:
+            self._dirty = True
+
+    def remove(self, keys: Iterable[Hashable]) -> int:
+        """Remove documents by key (unknown keys are ignored); return how many were removed."""
+        removed = sum(self._remove_one(key) for key in keys)
+        if removed:
+            self._dirty = True
+            if self._dead > 1024 and self._dead * 2 > len(self._keys):
+                self._compact()
+        return removed
+
+    def _remove_one(self, key: Hashable) -> int:
+        slot = self._slot_of.pop(key, None)
+        if slot is None:
+            return 0
+        self._keys[slot] = None
+        self._terms[slot] = None
+        self._tfs[slot] = None
+        self._lengths[slot] = 0
+        self._dead += 1
+        return 1
+
+    def remap(self, mapping: Mapping[Hashable, Hashable]) -> None:
+        """Rename keys (e.g. row numbers after a store compacts); keys not in ``mapping`` keep theirs."""
+        renamed: dict[Hashable, int] = {}
+        for key, slot in self._slot_of.items():
+            new = mapping.get(key, key)
+            renamed[new] = slot
+            self._keys[slot] = new
+        if len(renamed) != len(self._slot_of):
+            raise ValueError("remap would merge two documents into one key")
+        self._slot_of = renamed
+
+    def clear(self) -> None:
+        """Remove everything."""
+        self.__init__(self.config, analyzer=self.analyzer)  # type: ignore[misc]
+
+    def _compact(self) -> None:
+        live = [s for s, key in enumerate(self._keys) if key is not None]
+        self._keys = [self._keys[s] for s in live]
+        self._terms = [self._terms[s] for s in live]
+        self._tfs = [self._tfs[s] for s in live]
+        self._lengths = [self._lengths[s] for s in live]
+        self._slot_of = {key: slot for slot, key in enumerate(self._keys)}
+        self._dead = 0
+        self._dirty = True
+
+    # ------------------------------------------------------------------ scoring
+
+    def _build(self) -> None:
+        live = [s for s, terms in enumerate(self._terms) if terms is not None]
+        vocab_size = len(self._vocab)
+        n_docs = len(live)
+        if n_docs == 0:
+            self._indptr = np.zeros(vocab_size + 1, dtype=np.int64)
+            self._post_slots = np.zeros(0, dtype=np.int64)
+            self._post_scores = np.zeros(0, dtype=np.float32)
+            self._dirty = False
+            return
+        terms = np.concatenate([self._terms[s] for s in live])  # type: ignore[misc]
+        tfs = np.concatenate([self._tfs[s] for s in live])  # type: ignore[misc]
+        sizes = np.fromiter((len(self._terms[s]) for s in live), dtype=np.int64, count=n_docs)  # type: ignore[arg-type]
+        slots = np.repeat(np.asarray(live, dtype=np.int64), sizes)
+        lengths = np.asarray(self._lengths, dtype=np.float64)
+        avgdl = float(lengths[live].mean()) or 1.0
+        df = np.bincount(terms, minlength=vocab_size).astype(np.float64)
+        idf = np.log1p((n_docs - df + 0.5) / (df + 0.5))
+        k1, b = self.config.k1, self.config.b
+        norm = k1 * (1.0 - b + b * lengths[slots] / avgdl)
+        scores = idf[terms] * tfs / (tfs + norm)
+        order = np.argsort(terms, kind="stable")
+        self._post_slots = slots[order]
+        self._post_scores = scores[order].astype(np.float32)
+        self._indptr = np.zeros(vocab_size + 1, dtype=np.int64)
+        np.cumsum(np.bincount(terms, minlength=vocab_size), out=self._indptr[1:])
+        self._dirty = False
+
+    def _query_ids(self, query: str) -> list[int]:
+        vocab = self._vocab
+        return [vocab[t] for t in self.analyzer.tokens(query) if t in vocab]
+
+    def score_all(self, query: str) -> dict[Hashable, float]:
+        """Every matching key with its BM25 score (for tests and debugging)."""
+        scores = self._scores(self._query_ids(query))
+        if scores is None:
+            return {}
+        return {self._keys[s]: float(scores[s]) for s in np.flatnonzero(scores > 0).tolist()}
+
+    def _scores(self, ids: list[int]) -> np.ndarray | None:
+        if self._dirty:
+            self._build()
+        if not ids:
+            return None
+        indptr = self._indptr
+        if len(ids) == 1:
+            start, end = indptr[ids[0]], indptr[ids[0] + 1]
+            slots, weights = self._post_slots[start:end], self._post_scores[start:end]
+        else:
+            slots = np.concatenate([self._post_slots[indptr[t] : indptr[t + 1]] for t in ids])
+            weights = np.concatenate([self._post_scores[indptr[t] : indptr[t + 1]] for t in ids])
+        if len(slots) == 0:
+            return None
+        return np.bincount(slots, weights=weights, minlength=len(self._keys))
+
+    def search(self, query: str, *, top_k: int, keys: Iterable[Hashable] | None = None) -> list[tuple[Hashable, float]]:
+        """The ``top_k`` best ``(key, score)`` pairs, best first (ties: insertion order).
+
+        ``keys`` restricts the search to those documents (a metadata filter's matches).
+        """
+        if top_k <= 0:
+            return []
+        scores = self._scores(self._query_ids(query))
+        if scores is None:
+            return []
+        if keys is not None:
+            allowed = np.zeros(len(scores), dtype=bool)
+            slot_of = self._slot_of
+            picked = [slot_of[k] for k in keys if k in slot_of]
+            allowed[picked] = True
+            scores = np.where(allowed, scores, 0.0)
+        candidates = np.flatnonzero(scores > 0)
+        if len(candidates) == 0:
+            return []
+        values = scores[candidates]
+        if top_k < len(candidates):
+            best = np.argpartition(-values, top_k - 1)[:top_k]
+            candidates, values = candidates[best], values[best]
+        order = np.lexsort((candidates, -values))
+        return [(self._keys[s], float(v)) for s, v in zip(candidates[order].tolist(), values[order].tolist(), strict=True)]
