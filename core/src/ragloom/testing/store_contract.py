@@ -1,0 +1,560 @@
+"""The store conformance suite: a mixin of pytest tests every store subclasses.
+
+A test module subclasses :class:`StoreContract` and provides a ``store``
+fixture yielding a fresh, empty store. Persistent stores also override
+:meth:`StoreContract.reopen` (close the store and open the same data again).
+The tests go through the real Store API and through real pipelines built with
+``Pipeline.builder().store(store).embedder("hash", dim=64)``; the expected
+answers of the filter tests are those of :func:`ragloom.filters.matches`, the
+memory store's evaluator.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from ragloom.errors import DimensionMismatchError, FilterError, StoreError
+from ragloom.filters import matches, parse_filter
+from ragloom.pipeline import Pipeline
+from ragloom.stores.base import KEYWORD_SEARCH, VECTORS
+from ragloom.types import Chunk, make_document_id
+
+DIM = 8
+NS = "contract"
+
+
+def make_chunks(
+    source: str,
+    count: int,
+    *,
+    part: str | int | None = None,
+    texts: list[str] | None = None,
+    metadata: dict[str, Any] | None = None,
+    tags: tuple[str, ...] = (),
+    content_hash: str = "hash-1",
+) -> list[Chunk]:
+    """``count`` chunks of one document of ``source`` (ids stable, offsets consecutive)."""
+    document_id = make_document_id(source, part)
+    texts = texts or [f"chunk {i} of {source}" for i in range(count)]
+    chunks = []
+    offset = 0
+    for index, text in enumerate(texts[:count]):
+        chunks.append(
+            Chunk(
+                id=f"{document_id}:{index}",
+                document_id=document_id,
+                index=index,
+                text=text,
+                start=offset,
+                end=offset + len(text),
+                source=source,
+                metadata={**(metadata or {}), "order": index},
+                tags=tags,
+                content_hash=content_hash,
+            )
+        )
+        offset += len(text) + 1
+    return chunks
+
+
+def _vectors(count: int, seed: int, dim: int = DIM) -> np.ndarray:
+    return np.random.default_rng(seed).standard_normal((count, dim)).astype(np.float32)
+
+
+def _unit(index: int, dim: int = DIM) -> np.ndarray:
+    vector = np.zeros(dim, dtype=np.float32)
+    vector[index] = 1.0
+    return vector
+
+
+# Records for the filter tests: (name, metadata, tags). Values cover ints, floats,
+# strings, booleans, nulls, numeric strings and missing keys.
+FILTER_RECORDS: list[tuple[str, dict[str, Any], tuple[str, ...]]] = [
+    ("r0", {"year": 2019, "lang": "en", "draft": False, "score": 0.5, "author": "ann"}, ("public",)),
+    ("r1", {"year": 2020, "lang": "de", "draft": True, "score": 1.5}, ("public", "beta")),
+    ("r2", {"year": 2021, "lang": "en", "score": 2}, ()),
+    ("r3", {"year": "2021", "lang": "fr", "draft": False, "author": None}, ("beta",)),
+    ("r4", {"lang": "en", "count": 1, "flag": True, "a.b": 1}, ("internal",)),
+    ("r5", {"year": 2023.0, "title": "Zebra", "count": True, "a": {"b": 1}}, ()),
+    ("r6", {"it's\"; DROP TABLE chunks; --": "x'); DROP TABLE chunks; --", "title": "apple"}, ("o'brien",)),
+]
+
+FILTERS: list[Any] = [
+    {"lang": "en"},
+    {"lang": {"$eq": "en"}},
+    {"lang": {"$ne": "en"}},
+    {"year": {"$gt": 2020}},
+    {"year": {"$gte": 2020}},
+    {"year": {"$lt": 2021}},
+    {"year": {"$lte": 2021}},
+    {"year": {"$gt": "2020"}},
+    {"year": 2021},
+    {"year": "2021"},
+    {"year": 2023},
+    {"year": {"$gte": 2020, "$lt": 2022}},
+    {"score": {"$gte": 1}},
+    {"score": {"$lt": 1}},
+    {"score": 2.0},
+    {"lang": {"$in": ["de", "fr"]}},
+    {"lang": {"$nin": ["en"]}},
+    {"year": {"$in": [2019, "2021"]}},
+    {"year": {"$nin": [2019, 2020]}},
+    {"draft": True},
+    {"draft": False},
+    {"draft": {"$ne": True}},
+    {"count": 1},
+    {"count": True},
+    {"count": {"$gte": 1}},
+    {"flag": {"$in": [1]}},
+    {"flag": {"$in": [True]}},
+    {"author": {"$exists": True}},
+    {"author": {"$exists": False}},
+    {"author": {"$ne": "ann"}},
+    {"author": "ann"},
+    {"title": {"$lt": "a"}},
+    {"title": {"$gte": "apple"}},
+    {"missing": {"$nin": ["x"]}},
+    {"missing": {"$ne": 1}},
+    {"missing": 1},
+    {"a.b": 1},
+    {"tags": "public"},
+    {"tags": {"$eq": "beta"}},
+    {"tags": {"$ne": "public"}},
+    {"tags": {"$in": ["beta", "internal"]}},
+    {"tags": {"$nin": ["public"]}},
+    {"tags": {"$exists": True}},
+    {"tags": {"$exists": False}},
+    {"tags": "o'brien"},
+    {"source": "/data/r1.md"},
+    {"source": {"$in": ["/data/r1.md", "/data/r4.md"]}},
+    {"source": {"$ne": "/data/r1.md"}},
+    {"source": {"$gt": "/data/r3.md"}},
+    {"document_id": make_document_id("/data/r2.md")},
+    {"document_id": {"$nin": [make_document_id("/data/r2.md")]}},
+    {"$or": [{"lang": "de"}, {"year": {"$gte": 2023}}]},
+    {"$and": [{"lang": "en"}, {"year": {"$exists": True}}]},
+    {"lang": "en", "draft": False},
+    {"$or": [{"$and": [{"lang": "en"}, {"tags": "public"}]}, {"source": "/data/r5.md"}]},
+    {"it's\"; DROP TABLE chunks; --": "x'); DROP TABLE chunks; --"},
+    {"lang": "en' OR '1'='1"},
+]
+
+
+class StoreContract:
+    """Conformance tests for a Store. Subclass and provide a ``store`` fixture."""
+
+    # ------------------------------------------------------------------ hooks
+
+    def reopen(self, store: Any) -> Any:
+        """Close ``store`` and open the same data again (in-memory stores return it)."""
+        return store
+
+    # ------------------------------------------------------------------ helpers
+
+    @staticmethod
+    def _ids(results: Any) -> list[str]:
+        return [r.chunk_id for r in results]
+
+    @staticmethod
+    def _all(store: Any, namespace: str = NS, dim: int = DIM) -> list[Any]:
+        """Every visible chunk of the namespace, through search."""
+        count = store.count(namespace)
+        if count == 0:
+            return []
+        return store.search(namespace, np.ones(dim, dtype=np.float32), top_k=count + 10)
+
+    @staticmethod
+    def _commit(store: Any, chunks: list[Chunk], vectors: np.ndarray, namespace: str = NS, keep: tuple[str, ...] = ()) -> int:
+        source = chunks[0].source
+        generation = store.source_state(namespace, source).next_generation
+        store.write(namespace, generation, chunks, vectors)
+        return store.commit_source(namespace, source, generation, keep)
+
+    def _filter_store(self, store: Any) -> dict[str, Chunk]:
+        chunks = {}
+        for i, (name, metadata, tags) in enumerate(FILTER_RECORDS):
+            (chunk,) = make_chunks(f"/data/{name}.md", 1, metadata=metadata, tags=tags, texts=[f"text of {name}"])
+            self._commit(store, [chunk], _unit(i % DIM)[None, :])
+            chunks[chunk.id] = chunk
+        return chunks
+
+    @staticmethod
+    def _pipeline(store: Any, namespace: str = "default", dim: int = 64) -> Pipeline:
+        return (
+            Pipeline.builder()
+            .namespace(namespace)
+            .store(store)
+            .embedder("hash", dim=dim)
+            .chunker("recursive", size=120, overlap=0)
+            .build()
+        )
+
+    @staticmethod
+    def _corpus(root: Path, files: int = 4, version: int = 1) -> Path:
+        root.mkdir(parents=True, exist_ok=True)
+        for i in range(files):
+            lines = [f"File {i} version {version} paragraph {p}: the lamp glows {'warm' if p % 2 else 'cold'} light." for p in range(4)]
+            (root / f"doc{i}.md").write_text("\n\n".join(lines), encoding="utf-8")
+        return root
+
+    # ------------------------------------------------------------------ basics
+
+    def test_empty_store(self, store: Any) -> None:
+        assert store.count(NS) == 0
+        assert store.sources(NS) == []
+        assert store.search(NS, _unit(0), top_k=5) == []
+        state = store.source_state(NS, "/nowhere.md")
+        assert not state.exists and state.documents == {} and state.next_generation >= 1
+        assert store.stats(NS)["chunks"] == 0 and store.stats(NS)["sources"] == 0
+
+    def test_staged_rows_invisible_until_commit(self, store: Any) -> None:
+        chunks = make_chunks("/a.md", 3)
+        store.write(NS, 1, chunks, _vectors(3, 1))
+        assert store.count(NS) == 0
+        assert store.search(NS, _unit(0), top_k=10) == []
+        assert store.sources(NS) == []
+        state = store.source_state(NS, "/a.md")
+        assert not state.exists and state.documents == {} and state.next_generation > 1
+        assert store.commit_source(NS, "/a.md", 1) == 0
+        assert store.count(NS) == 3
+        assert sorted(self._ids(self._all(store))) == sorted(c.id for c in chunks)
+        state = store.source_state(NS, "/a.md")
+        assert state.generation == 1 and state.exists
+        assert state.documents == {chunks[0].document_id: "hash-1"}
+        assert state.next_generation > 1
+        assert store.sources(NS) == ["/a.md"]
+
+    def test_abort_drops_staged_rows(self, store: Any) -> None:
+        old = make_chunks("/a.md", 2, content_hash="old")
+        self._commit(store, old, _vectors(2, 1))
+        generation = store.source_state(NS, "/a.md").next_generation
+        store.write(NS, generation, make_chunks("/a.md", 5, content_hash="new"), _vectors(5, 2))
+        store.abort_source(NS, "/a.md", generation)
+        assert store.count(NS) == 2
+        assert sorted(self._ids(self._all(store))) == sorted(c.id for c in old)
+        state = store.source_state(NS, "/a.md")
+        assert state.documents == {old[0].document_id: "old"}
+        # committing a later generation with no rows removes the old one; the aborted rows never return
+        later = state.next_generation
+        assert store.commit_source(NS, "/a.md", later) == 2
+        assert store.count(NS) == 0
+
+    def test_next_generation_counts_staged_rows_of_a_crashed_run(self, store: Any) -> None:
+        store.write(NS, 7, make_chunks("/a.md", 2), _vectors(2, 1))
+        assert store.source_state(NS, "/a.md").next_generation > 7
+        assert store.count(NS) == 0
+
+    def test_commit_replaces_source_and_keeps_listed_documents(self, store: Any) -> None:
+        doc_a = make_chunks("/a.md", 2, part="a", content_hash="a1")
+        doc_b = make_chunks("/a.md", 3, part="b", content_hash="b1")
+        other = make_chunks("/other.md", 2)
+        vectors_b = _vectors(3, 2)
+        self._commit(store, other, _vectors(2, 9))
+        store.write(NS, 1, doc_a, _vectors(2, 1))
+        store.write(NS, 1, doc_b, vectors_b)
+        store.commit_source(NS, "/a.md", 1)
+        assert store.count(NS) == 7
+        new_a = make_chunks("/a.md", 1, part="a", content_hash="a2", texts=["rewritten"])
+        generation = store.source_state(NS, "/a.md").next_generation
+        store.write(NS, generation, new_a, _vectors(1, 3))
+        removed = store.commit_source(NS, "/a.md", generation, [doc_b[0].document_id])
+        assert removed == 2
+        results = {r.chunk_id: r for r in self._all(store)}
+        assert set(results) == {c.id for c in new_a + doc_b + other}
+        assert results[new_a[0].id].text == "rewritten"
+        state = store.source_state(NS, "/a.md")
+        assert state.generation == generation
+        assert state.documents == {doc_a[0].document_id: "a2", doc_b[0].document_id: "b1"}
+        if VECTORS in store.capabilities:
+            kept = store.get_vectors(NS, [c.id for c in doc_b])
+            np.testing.assert_allclose(kept, vectors_b / np.linalg.norm(vectors_b, axis=1, keepdims=True), rtol=1e-5, atol=1e-6)
+
+    def test_commit_removes_stale_staged_rows(self, store: Any) -> None:
+        store.write(NS, 1, make_chunks("/a.md", 4, content_hash="crashed"), _vectors(4, 1))
+        fresh = make_chunks("/a.md", 2, content_hash="fresh")
+        generation = store.source_state(NS, "/a.md").next_generation
+        store.write(NS, generation, fresh, _vectors(2, 2))
+        store.commit_source(NS, "/a.md", generation)
+        assert store.count(NS) == 2
+        assert store.source_state(NS, "/a.md").documents == {fresh[0].document_id: "fresh"}
+
+    def test_delete(self, store: Any) -> None:
+        self._commit(store, make_chunks("/a.md", 2), _vectors(2, 1))
+        self._commit(store, make_chunks("/b.md", 3), _vectors(3, 2))
+        self._commit(store, make_chunks("/c.md", 1), _vectors(1, 3), namespace="elsewhere")
+        assert store.delete(NS, parse_filter({"source": "/a.md"})) == 2
+        assert store.sources(NS) == ["/b.md"]
+        assert not store.source_state(NS, "/a.md").exists
+        assert store.source_state(NS, "/a.md").next_generation > 1
+        assert store.delete(NS, None) == 3
+        assert store.count(NS) == 0 and store.sources(NS) == []
+        assert store.count("elsewhere") == 1
+
+    def test_namespaces_are_isolated(self, store: Any) -> None:
+        self._commit(store, make_chunks("/a.md", 2, content_hash="one"), _vectors(2, 1), namespace="one")
+        self._commit(store, make_chunks("/a.md", 3, content_hash="two"), _vectors(3, 2), namespace="two")
+        assert store.count("one") == 2 and store.count("two") == 3
+        assert store.source_state("one", "/a.md").documents == {make_document_id("/a.md"): "one"}
+        assert len(self._all(store, "one")) == 2
+        assert store.sources("three") == [] and store.search("three", _unit(0), top_k=5) == []
+        store.delete("one", None)
+        assert store.count("two") == 3
+
+    def test_dimension_mismatch(self, store: Any) -> None:
+        assert store.dimension() is None
+        self._commit(store, make_chunks("/a.md", 2), _vectors(2, 1))
+        assert store.dimension() == DIM
+        with pytest.raises(DimensionMismatchError):
+            store.write(NS, 5, make_chunks("/b.md", 1), _vectors(1, 2, dim=DIM * 2))
+        with pytest.raises(DimensionMismatchError):
+            store.search(NS, np.ones(DIM * 2, dtype=np.float32), top_k=3)
+        assert store.count(NS) == 2
+
+    def test_write_needs_one_vector_per_chunk(self, store: Any) -> None:
+        with pytest.raises(StoreError):
+            store.write(NS, 1, make_chunks("/a.md", 3), _vectors(2, 1))
+
+    def test_search_ranks_by_cosine(self, store: Any) -> None:
+        chunks = make_chunks("/a.md", 4, metadata={"k": "v"}, tags=("t1", "t2"))
+        vectors = np.stack([_unit(0) * 3, _unit(0) + _unit(1), _unit(1), -_unit(0)])
+        self._commit(store, chunks, vectors)
+        results = store.search(NS, _unit(0), top_k=3)
+        assert self._ids(results) == [chunks[0].id, chunks[1].id, chunks[2].id]
+        assert results[0].score == pytest.approx(1.0, abs=1e-5)
+        assert results[1].score == pytest.approx(2**-0.5, abs=1e-5)
+        assert results[2].score == pytest.approx(0.0, abs=1e-5)
+        first = results[0]
+        assert first.text == chunks[0].text and first.source == "/a.md"
+        assert first.document_id == chunks[0].document_id
+        assert first.metadata == {"k": "v", "order": 0}
+        assert first.span == (chunks[0].start, chunks[0].end)
+        assert first.tags == ("t1", "t2")
+        assert store.search(NS, _unit(0), top_k=0) == []
+
+    def test_reopen_keeps_everything(self, store: Any) -> None:
+        chunks = make_chunks("/a.md", 3, metadata={"lang": "en"}, content_hash="x")
+        self._commit(store, chunks, _vectors(3, 1))
+        store.write(NS, 99, make_chunks("/b.md", 2), _vectors(2, 5))
+        store = self.reopen(store)
+        assert store.count(NS) == 3 and store.dimension() == DIM
+        assert store.source_state(NS, "/a.md").documents == {chunks[0].document_id: "x"}
+        assert store.source_state(NS, "/b.md").next_generation > 99
+        results = store.search(NS, _unit(0), top_k=5, filter=parse_filter({"lang": "en"}))
+        assert sorted(self._ids(results)) == sorted(c.id for c in chunks)
+
+    def test_stats(self, store: Any) -> None:
+        self._commit(store, make_chunks("/a.md", 2), _vectors(2, 1))
+        self._commit(store, make_chunks("/b.md", 3), _vectors(3, 2))
+        stats = store.stats(NS)
+        assert stats["chunks"] == 5 and stats["sources"] == 2
+
+    # ------------------------------------------------------------------ filters
+
+    @pytest.mark.parametrize("spec", FILTERS, ids=[repr(f)[:60] for f in FILTERS])
+    def test_filter_matches_memory_semantics(self, store: Any, spec: Any) -> None:
+        chunks = self._filter_store(store)
+        node = parse_filter(spec)
+        expected = sorted(
+            cid for cid, c in chunks.items() if matches(node, metadata=c.metadata, source=c.source, document_id=c.document_id, tags=c.tags)
+        )
+        got = sorted(self._ids(store.search(NS, _unit(0), top_k=100, filter=node)))
+        assert got == expected
+        assert store.count(NS) == len(FILTER_RECORDS)
+
+    def test_delete_with_filter(self, store: Any) -> None:
+        chunks = self._filter_store(store)
+        node = parse_filter({"lang": "en"})
+        doomed = {cid for cid, c in chunks.items() if c.metadata.get("lang") == "en"}
+        assert store.delete(NS, node) == len(doomed)
+        left = set(self._ids(self._all(store)))
+        assert left == set(chunks) - doomed
+        assert store.delete(NS, node) == 0
+
+    def test_filter_keys_are_literal(self, store: Any) -> None:
+        self._filter_store(store)
+        results = store.search(NS, _unit(0), top_k=100, filter=parse_filter({"a.b": 1}))
+        assert [r.source for r in results] == ["/data/r4.md"]
+
+    def test_invalid_filter_is_a_filter_error(self, store: Any) -> None:
+        with pytest.raises(FilterError):
+            parse_filter({"year": {"$regex": "x"}})
+
+    # ------------------------------------------------------------------ capabilities
+
+    def test_keyword_search(self, store: Any) -> None:
+        if KEYWORD_SEARCH not in store.capabilities:
+            assert not callable(getattr(store, "keyword_search", None))
+            return
+        texts = ["the quick brown fox jumps", "lazy dogs sleep all day", "fox hunting season opens", "a lamp glows"]
+        chunks = make_chunks("/a.md", 4, texts=texts, metadata={"lang": "en"}, tags=("t",))
+        self._commit(store, chunks, _vectors(4, 1))
+        other = make_chunks("/b.md", 1, texts=["fox fox fox in another namespace"])
+        self._commit(store, other, _vectors(1, 2), namespace="elsewhere")
+        store.write(NS, 50, make_chunks("/c.md", 1, texts=["fox staged but never committed"]), _vectors(1, 3))
+        results = store.keyword_search(NS, "fox", top_k=10, filter=None)
+        assert sorted(self._ids(results)) == sorted([chunks[0].id, chunks[2].id])
+        assert all(r.score > 0 for r in results)
+        assert [r.score for r in results] == sorted((r.score for r in results), reverse=True)
+        first = results[0]
+        source_chunk = next(c for c in chunks if c.id == first.chunk_id)
+        assert first.metadata == source_chunk.metadata and first.tags == ("t",)
+        assert first.span == (source_chunk.start, source_chunk.end) and first.text == source_chunk.text
+        assert self._ids(store.keyword_search(NS, "lazy dogs", top_k=1, filter=None)) == [chunks[1].id]
+        assert store.keyword_search(NS, "zzzunknownzzz", top_k=5, filter=None) == []
+        narrowed = store.keyword_search(NS, "fox", top_k=10, filter=parse_filter({"lang": "de"}))
+        assert narrowed == []
+        store.delete(NS, parse_filter({"source": "/a.md"}))
+        assert store.keyword_search(NS, "fox", top_k=10, filter=None) == []
+
+    def test_get_vectors(self, store: Any) -> None:
+        if VECTORS not in store.capabilities:
+            assert not callable(getattr(store, "get_vectors", None))
+            return
+        chunks = make_chunks("/a.md", 3)
+        vectors = _vectors(3, 1) * 5
+        self._commit(store, chunks, vectors)
+        got = store.get_vectors(NS, [chunks[2].id, chunks[0].id])
+        assert got.dtype == np.float32 and got.shape == (2, DIM)
+        expected = vectors[[2, 0]] / np.linalg.norm(vectors[[2, 0]], axis=1, keepdims=True)
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+        with pytest.raises(StoreError):
+            store.get_vectors(NS, ["no-such-chunk"])
+        with pytest.raises(StoreError):
+            store.get_vectors("elsewhere", [chunks[0].id])
+
+    # ------------------------------------------------------------------ through a pipeline
+
+    def test_pipeline_reingest_unchanged_embeds_nothing(self, store: Any, tmp_path: Path) -> None:
+        corpus = self._corpus(tmp_path / "corpus")
+        pipeline = self._pipeline(store)
+        first = pipeline.ingest(corpus)
+        assert first.embedded > 0 and first.sources == 4
+        ids = sorted(self._ids(self._all(store, "default", 64)))
+        second = pipeline.ingest(corpus)
+        assert second.embedded == 0 and second.unchanged_sources == 4 and second.removed == 0
+        assert sorted(self._ids(self._all(store, "default", 64))) == ids
+        assert pipeline.query("warm lamp light")
+
+    def test_pipeline_edit_replaces_only_that_source(self, store: Any, tmp_path: Path) -> None:
+        corpus = self._corpus(tmp_path / "corpus")
+        pipeline = self._pipeline(store)
+        pipeline.ingest(corpus)
+        before = {r.chunk_id: r for r in self._all(store, "default", 64)}
+        edited = str(corpus / "doc1.md")
+        (corpus / "doc1.md").write_text("Completely new text about a blue lamp.", encoding="utf-8")
+        result = pipeline.ingest(corpus)
+        assert result.unchanged_sources == 3 and result.embedded == 1
+        after = {r.chunk_id: r for r in self._all(store, "default", 64)}
+        untouched = {cid for cid, r in before.items() if r.source != edited}
+        assert untouched <= set(after)
+        assert [r.text for r in after.values() if r.source == edited] == ["Completely new text about a blue lamp."]
+        for cid in untouched:
+            assert after[cid].text == before[cid].text
+        if VECTORS in store.capabilities:
+            ordered = sorted(untouched)
+            # vectors untouched: same values as a fresh embedding of the same texts
+            fresh = pipeline.embedder.embed_documents([after[c].text for c in ordered])
+            np.testing.assert_allclose(store.get_vectors("default", ordered), fresh, rtol=1e-5, atol=1e-6)
+
+    def test_pipeline_deleted_file_is_removed(self, store: Any, tmp_path: Path) -> None:
+        corpus = self._corpus(tmp_path / "corpus")
+        pipeline = self._pipeline(store)
+        pipeline.ingest(corpus)
+        gone = str(corpus / "doc2.md")
+        assert gone in store.sources("default")
+        (corpus / "doc2.md").unlink()
+        result = pipeline.ingest(corpus)
+        assert result.removed_sources == (gone,)
+        assert gone not in store.sources("default")
+        assert all(r.source != gone for r in self._all(store, "default", 64))
+
+    def test_pipeline_remove_source(self, store: Any, tmp_path: Path) -> None:
+        corpus = self._corpus(tmp_path / "corpus")
+        pipeline = self._pipeline(store)
+        pipeline.ingest(corpus)
+        total = store.count("default")
+        target = str(corpus / "doc0.md")
+        removed = pipeline.remove_source(target)
+        assert removed > 0 and store.count("default") == total - removed
+        assert target not in pipeline.sources()
+        assert all(r.source != target for r in pipeline.query("lamp", top_k=50))
+
+    def test_pipeline_namespaces(self, store: Any, tmp_path: Path) -> None:
+        corpus = self._corpus(tmp_path / "corpus", files=2)
+        one = self._pipeline(store, namespace="one")
+        two = self._pipeline(store, namespace="two")
+        one.ingest(corpus)
+        assert two.query("lamp") == [] and two.sources() == []
+        two.ingest(corpus / "doc0.md")
+        assert two.sources() == [str(corpus / "doc0.md")]
+        assert len(one.sources()) == 2
+        one.remove_source(corpus / "doc0.md")
+        assert two.sources() == [str(corpus / "doc0.md")]
+
+    def test_pipeline_dimension_mismatch(self, store: Any, tmp_path: Path) -> None:
+        corpus = self._corpus(tmp_path / "corpus", files=1)
+        self._pipeline(store, dim=64).ingest(corpus)
+        with pytest.raises(DimensionMismatchError) as info:
+            self._pipeline(store, dim=32)
+        assert "64" in str(info.value) and "32" in str(info.value)
+
+    def test_pipeline_filters(self, store: Any, tmp_path: Path) -> None:
+        corpus = self._corpus(tmp_path / "corpus", files=3)
+        pipeline = self._pipeline(store)
+        pipeline.ingest(corpus / "doc0.md", tags=["red"])
+        pipeline.ingest(corpus / "doc1.md", tags=["blue"])
+        results = pipeline.query("lamp", top_k=50, filter={"tags": "red"})
+        assert results and {r.source for r in results} == {str(corpus / "doc0.md")}
+        results = pipeline.query("lamp", top_k=50, filter={"source": {"$ne": str(corpus / "doc0.md")}})
+        assert results and {r.source for r in results} == {str(corpus / "doc1.md")}
+
+    def test_queries_during_reingest_never_see_a_source_missing_or_doubled(self, store: Any, tmp_path: Path) -> None:
+        files = 6
+        corpus = tmp_path / "corpus"
+        corpus.mkdir()
+
+        def write(version: int) -> None:
+            for i in range(files):
+                (corpus / f"f{i}.txt").write_text(f"lamp note {i} revision {version}", encoding="utf-8")
+
+        write(0)
+        pipeline = self._pipeline(store)
+        pipeline.ingest(corpus)
+        problems: list[str] = []
+        stop = threading.Event()
+        checks = [0]
+
+        def query_loop() -> None:
+            query = pipeline.embedder.embed_query("lamp note")
+            while not stop.is_set():
+                try:
+                    seen = {"vector": Counter(r.source for r in store.search("default", query, top_k=100))}
+                    if KEYWORD_SEARCH in store.capabilities:
+                        seen["keyword"] = Counter(r.source for r in store.keyword_search("default", "lamp", top_k=100, filter=None))
+                except Exception as exc:  # noqa: BLE001 - any failure is reported by the test
+                    problems.append(f"{type(exc).__name__}: {exc}")
+                    return
+                for kind, counts in seen.items():
+                    if len(counts) != files or set(counts.values()) != {1}:
+                        problems.append(f"{kind} search saw {dict(counts)}")
+                checks[0] += 1
+
+        thread = threading.Thread(target=query_loop)
+        thread.start()
+        try:
+            for version in range(1, 9):
+                write(version)
+                result = pipeline.ingest(corpus)
+                assert result.embedded == files
+        finally:
+            stop.set()
+            thread.join(timeout=60)
+        assert not problems, problems[:5]
+        assert checks[0] > 0
+        assert store.count("default") == files
