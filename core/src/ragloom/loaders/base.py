@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import BinaryIO, Protocol, runtime_checkable
 
 from ragloom.errors import LoaderError
 from ragloom.types import Document
@@ -76,6 +76,23 @@ def read_bytes(path: str, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> bytes:
     if len(data) > max_bytes:
         raise LoaderError(f"file grew over the limit of {max_bytes} bytes while reading", source=path)
     return data
+
+
+def open_limited(path: str, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> BinaryIO:
+    """An open binary file for streaming loaders, refusing files over ``max_bytes``."""
+    try:
+        size = os.path.getsize(path)
+        if size > max_bytes:
+            raise LoaderError(f"file is {size} bytes, over the limit of {max_bytes} (max_file_bytes)", source=path)
+        return open(path, "rb")  # noqa: SIM115 - the caller closes it
+    except LoaderError:
+        raise
+    except FileNotFoundError:
+        raise LoaderError("file not found", source=path) from None
+    except IsADirectoryError:
+        raise LoaderError("is a directory, not a file", source=path) from None
+    except OSError as exc:
+        raise LoaderError(f"cannot read file: {exc.strerror or exc}", source=path) from exc
 
 
 def decode_utf8(data: bytes, source: str) -> str:

@@ -7,7 +7,15 @@ from pathlib import Path
 
 import attrs
 
-from ragloom.loaders.base import DEFAULT_MAX_FILE_BYTES, decode_utf8, iter_files, read_bytes
+from ragloom.errors import LoaderError
+from ragloom.loaders.base import (
+    DEFAULT_MAX_FILE_BYTES,
+    DEFAULT_MAX_TEXT_CHARS,
+    check_text_chars,
+    decode_text,
+    iter_files,
+    read_bytes,
+)
 from ragloom.types import Document
 
 TEXT_SUFFIXES = (".txt", ".text", ".rst", ".log")
@@ -15,9 +23,18 @@ TEXT_SUFFIXES = (".txt", ".text", ".rst", ".log")
 
 @attrs.frozen(kw_only=True)
 class TextLoaderConfig:
-    """Options of the text loader."""
+    """Options of the text loader.
 
+    ``encoding``: force a codec (default: UTF-8 with or without BOM, else detected);
+    ``detect_encoding``: guess the encoding of non-UTF-8 files with
+    charset-normalizer (false: such files are a LoaderError);
+    ``max_file_bytes``, ``max_text_chars``: limits.
+    """
+
+    encoding: str | None = None
+    detect_encoding: bool = True
     max_file_bytes: int = attrs.field(default=DEFAULT_MAX_FILE_BYTES, validator=attrs.validators.gt(0))
+    max_text_chars: int = attrs.field(default=DEFAULT_MAX_TEXT_CHARS, validator=attrs.validators.gt(0))
 
 
 def file_metadata(path: str) -> dict[str, str]:
@@ -26,14 +43,27 @@ def file_metadata(path: str) -> dict[str, str]:
 
 
 class TextLoader:
-    """UTF-8 text files (a BOM is removed); a directory loads every file in sorted order."""
+    """Text files (UTF-8 with or without BOM, other encodings detected); a directory loads every file in sorted order."""
 
     def __init__(self, config: TextLoaderConfig | None = None):
         self.config = config or TextLoaderConfig()
 
     def read_text(self, path: str) -> str:
         """The decoded text of one file."""
-        return decode_utf8(read_bytes(path, self.config.max_file_bytes), path)
+        data = read_bytes(path, self.config.max_file_bytes)
+        if self.config.encoding:
+            try:
+                text = data.decode(self.config.encoding)
+            except LookupError:
+                raise LoaderError(f"unknown encoding {self.config.encoding!r} (encoding)", source=path) from None
+            except UnicodeDecodeError as exc:
+                raise LoaderError(
+                    f"not valid {self.config.encoding} ({exc.reason})", source=path, position=f"byte {exc.start}"
+                ) from None
+            text = text.removeprefix("\ufeff")
+        else:
+            text = decode_text(data, path, detect=self.config.detect_encoding)
+        return check_text_chars(text, self.config.max_text_chars, path)
 
     def load(self, source: str) -> Iterator[Document]:
         """One document per file."""
