@@ -5,6 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from ragloom.hookspecs import hookimpl
+from ragloom.retrievers.bm25 import BM25Retriever, BM25RetrieverConfig
+from ragloom.retrievers.hybrid import HybridConfig, HybridRetriever
+from ragloom.retrievers.mmr import MMRConfig, MMRRetriever
+from ragloom.retrievers.multi_query import MultiQueryConfig, MultiQueryRetriever, build_multi_query
 from ragloom.retrievers.similarity import SimilarityConfig, SimilarityRetriever
 
 
@@ -13,6 +17,30 @@ def _similarity(config: SimilarityConfig, context: Any) -> SimilarityRetriever:
     return SimilarityRetriever(config, store=context.store, embedder=context.embedder, namespace=context.namespace)
 
 
+def _bm25(config: BM25RetrieverConfig, context: Any) -> BM25Retriever:
+    """Keyword search (BM25) through the store's keyword index."""
+    return BM25Retriever(config, store=context.store, namespace=context.namespace)
+
+
+def _hybrid(config: HybridConfig, context: Any) -> HybridRetriever:
+    """BM25 + vector search fused by weighted reciprocal rank (or normalised scores)."""
+    return HybridRetriever(config, store=context.store, embedder=context.embedder, namespace=context.namespace)
+
+
+def _mmr(config: MMRConfig, context: Any) -> MMRRetriever:
+    """Maximal marginal relevance: relevant and diverse results among the fetch_k nearest."""
+    return MMRRetriever(config, store=context.store, embedder=context.embedder, namespace=context.namespace)
+
+
+def _multi_query(config: MultiQueryConfig, context: Any) -> MultiQueryRetriever:
+    """LLM query variants searched concurrently on a base retriever, merged by best score."""
+    return build_multi_query(config, context)
+
+
 @hookimpl
 def register_retrievers(register):  # type: ignore[no-untyped-def]
     register("similarity", _similarity, config=SimilarityConfig)
+    register("bm25", _bm25, config=BM25RetrieverConfig)
+    register("hybrid", _hybrid, config=HybridConfig)
+    register("mmr", _mmr, config=MMRConfig)
+    register("multi_query", _multi_query, config=MultiQueryConfig)
