@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ragloom.embedders.hashing import HashEmbedder, HashEmbedderConfig
+from ragloom.embedders.openai import OpenAIEmbedder, OpenAIEmbedderConfig
 from ragloom.hookspecs import hookimpl
 
 
@@ -13,6 +14,12 @@ def _hash(config: HashEmbedderConfig, context: Any) -> HashEmbedder:
     return HashEmbedder(config)
 
 
+def _openai(config: OpenAIEmbedderConfig, context: Any) -> OpenAIEmbedder:
+    """OpenAI-compatible /v1/embeddings (OpenAI, Ollama, vLLM, LM Studio ...)."""
+    return OpenAIEmbedder(config)
+
+
 @hookimpl
 def register_embedders(register):  # type: ignore[no-untyped-def]
     register("hash", _hash, config=HashEmbedderConfig)
+    register("openai", _openai, config=OpenAIEmbedderConfig)

@@ -1,0 +1,146 @@
+"""The ``openai`` embedder: any OpenAI-compatible ``/embeddings`` endpoint (OpenAI, Ollama, vLLM, LM Studio …).
+
+Texts go out ``batch_size`` per request, up to ``max_concurrency`` requests at
+a time; 429/5xx answers and timeouts are retried with backoff honouring
+``Retry-After``. Every answer is checked: one vector per input (matched by
+``index``), each of dimension ``dim`` — anything else is an EmbeddingError, never
+stored garbage. ``model_id`` (model, dimension, prefixes) is part of every
+chunk's content hash, so switching models re-embeds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import attrs
+import httpx
+import numpy as np
+
+from ragloom.config import Secret
+from ragloom.embedders.base import DEFAULT_BATCH_SIZE, batched
+from ragloom.errors import EmbeddingError
+from ragloom.httpclient import post_json
+
+#: Native dimensions of well-known models (``dim`` may be omitted for them).
+KNOWN_DIMENSIONS = {
+    "text-embedding-3-small": 1536,
+    "text-embedding-3-large": 3072,
+    "text-embedding-ada-002": 1536,
+    "nomic-embed-text": 768,
+    "mxbai-embed-large": 1024,
+    "all-minilm": 384,
+}
+
+
+def _check_url(_instance: Any, attribute: Any, value: str) -> None:
+    if not value.startswith(("http://", "https://")):
+        raise ValueError(f"'{attribute.name}' must start with http:// or https://, got {value!r}")
+
+
+@attrs.frozen(kw_only=True)
+class OpenAIEmbedderConfig:
+    """An OpenAI-compatible embeddings endpoint."""
+
+    model: str = attrs.field(default="text-embedding-3-small", validator=attrs.validators.min_len(1))
+    base_url: str = attrs.field(default="https://api.openai.com/v1", validator=_check_url)
+    api_key: Secret | None = None
+    dim: int | None = attrs.field(default=None, validator=attrs.validators.optional(attrs.validators.gt(0)))
+    dimensions: int | None = attrs.field(default=None, validator=attrs.validators.optional(attrs.validators.gt(0)))
+    batch_size: int = attrs.field(default=DEFAULT_BATCH_SIZE, validator=attrs.validators.gt(0))
+    max_concurrency: int = attrs.field(default=4, validator=attrs.validators.gt(0))
+    timeout: float = attrs.field(default=60.0, validator=attrs.validators.gt(0))
+    max_retries: int = attrs.field(default=3, validator=attrs.validators.ge(0))
+    backoff: float = attrs.field(default=0.5, validator=attrs.validators.ge(0))
+    query_prefix: str = ""
+    document_prefix: str = ""
+
+    def __attrs_post_init__(self) -> None:
+        if self.dim is None and self.dimensions is None and self.model not in KNOWN_DIMENSIONS:
+            raise ValueError(f"'dim' is required for model {self.model!r} (the dimension of its vectors)")
+        if self.dim is not None and self.dimensions is not None and self.dim != self.dimensions:
+            raise ValueError(f"'dim' ({self.dim}) and 'dimensions' ({self.dimensions}) disagree")
+
+    @property
+    def resolved_dim(self) -> int:
+        """The dimension vectors must have."""
+        return self.dim or self.dimensions or KNOWN_DIMENSIONS[self.model]
+
+
+class OpenAIEmbedder:
+    """Embeddings over HTTP; accepts an injected httpx.Client."""
+
+    def __init__(self, config: OpenAIEmbedderConfig, *, client: httpx.Client | None = None):
+        self.config = config
+        self.dim = config.resolved_dim
+        # the pipeline hands over this many texts per call; they go out in
+        # ``max_concurrency`` concurrent requests of ``config.batch_size``
+        self.batch_size = config.batch_size * config.max_concurrency
+        prefixes = f":q={config.query_prefix!r}:d={config.document_prefix!r}" if config.query_prefix or config.document_prefix else ""
+        self.model_id = f"openai:{config.model}:dim={self.dim}{prefixes}"
+        self._api_key = config.api_key.get() if config.api_key is not None else None
+        self._client = client or httpx.Client(limits=httpx.Limits(max_connections=config.max_concurrency))
+        self._url = config.base_url.rstrip("/") + "/embeddings"
+
+    def _request(self, texts: Sequence[str]) -> np.ndarray:
+        c = self.config
+        body: dict[str, Any] = {"model": c.model, "input": list(texts), "encoding_format": "float"}
+        if c.dimensions is not None:
+            body["dimensions"] = c.dimensions
+        headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
+        answer = post_json(
+            self._client, self._url, json=body, headers=headers, timeout=c.timeout,
+            retries=c.max_retries, backoff=c.backoff, error=EmbeddingError,
+        )
+        return self._parse(answer, len(texts))
+
+    def _parse(self, answer: Any, count: int) -> np.ndarray:
+        where = f"{self._url} (model {self.config.model!r})"
+        data = answer.get("data") if isinstance(answer, dict) else None
+        if not isinstance(data, list):
+            raise EmbeddingError(f"{where}: the answer has no 'data' list: {str(answer)[:200]}")
+        if len(data) != count:
+            raise EmbeddingError(f"{where}: asked for {count} embeddings, got {len(data)}")
+        out = np.zeros((count, self.dim), dtype=np.float32)
+        seen = set()
+        for position, item in enumerate(data):
+            if not isinstance(item, dict) or not isinstance(item.get("embedding"), list):
+                raise EmbeddingError(f"{where}: item {position} has no 'embedding' list")
+            index = item.get("index", position)
+            if not isinstance(index, int) or not 0 <= index < count or index in seen:
+                raise EmbeddingError(f"{where}: item {position} has an invalid index {index!r}")
+            seen.add(index)
+            vector = item["embedding"]
+            if len(vector) != self.dim:
+                raise EmbeddingError(
+                    f"{where}: returned vectors of dimension {len(vector)}, but the embedder is configured "
+                    f"for dimension {self.dim}; set 'dim' to the model's dimension"
+                )
+            try:
+                out[index] = np.asarray(vector, dtype=np.float32)
+            except (TypeError, ValueError) as exc:
+                raise EmbeddingError(f"{where}: item {position} holds non-numeric values") from exc
+        if not np.isfinite(out).all():
+            raise EmbeddingError(f"{where}: returned NaN or infinite values")
+        return out
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        """One row per text; batches run concurrently."""
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        prefix = self.config.document_prefix
+        items = [prefix + t for t in texts] if prefix else list(texts)
+        batches = list(batched(items, self.config.batch_size))
+        if len(batches) == 1 or self.config.max_concurrency == 1:
+            return np.concatenate([self._request(b) for b in batches])
+        with ThreadPoolExecutor(max_workers=min(self.config.max_concurrency, len(batches))) as pool:
+            return np.concatenate(list(pool.map(self._request, batches)))
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """The query's vector (with ``query_prefix``)."""
+        return self._request([self.config.query_prefix + text])[0]
+
+    def close(self) -> None:
+        """Close the HTTP connection pool."""
+        self._client.close()
