@@ -139,7 +139,10 @@ def _describe(exc: BaseException, value: Any, path: str, expected: Any, lines: l
             sub = value.get(note.name, _MISSING) if isinstance(value, dict) else _MISSING
             _describe(inner, sub, f"{path}.{note.name}", note.type, lines)
         for inner in without:
-            _describe(inner, value, path, expected, lines)
+            if isinstance(inner, (ValueError, TypeError)) and not isinstance(inner, BaseValidationError):
+                lines.append(f"{inner} @ {path}")  # an attrs validator of the class itself
+            else:
+                _describe(inner, value, path, expected, lines)
     elif isinstance(exc, IterableValidationError):
         with_notes, without = exc.group_exceptions()
         for inner, note in with_notes:
@@ -162,6 +165,8 @@ def _describe(exc: BaseException, value: Any, path: str, expected: Any, lines: l
         lines.append(f"missing required key @ {path}" + (f" (expected {_type_name(expected)})" if expected is not None else ""))
     else:
         message = str(exc).strip("'\"") if isinstance(exc, KeyError) else str(exc)
+        if typing.get_origin(expected) is Literal:
+            message = ""
         shown = "" if value is _MISSING else f"invalid value {value!r} @ {path}: "
         if not shown:
             shown = f"invalid @ {path}: "
@@ -305,31 +310,39 @@ class PipelineConfig:
         if problems:
             raise ConfigError("; ".join(problems), lines=problems)
         kwargs: dict[str, Any] = {"base_dir": base_dir, "file": file}
-        if "namespace" in data:
-            kwargs["namespace"] = structure_options(_Namespace, {"namespace": data["namespace"]}, path="$").namespace
-        if "sources" in data:
-            sources = data["sources"]
-            if not isinstance(sources, list):
-                raise ConfigError(f"invalid value {sources!r} @ $.sources: expected an array of tables [[sources]]")
-            parsed = []
-            for i, item in enumerate(sources):
-                source = structure_options(SourceConfig, item, path=f"$.sources[{i}]")
-                if not source.targets():
-                    raise ConfigError(f"missing required key @ $.sources[{i}]: give 'path', 'url' or 'urls'")
-                if source.loader is not None:
-                    registry.get("loader", source.loader, path=f"$.sources[{i}].loader")
-                parsed.append(source)
-            kwargs["sources"] = tuple(parsed)
-        if "loaders" in data:
-            kwargs["loaders"] = parse_loader_options(data["loaders"], registry)
+
+        def section(key: str, parse: Any) -> None:
+            if key not in data:
+                return
+            try:
+                kwargs[key] = parse(data[key])
+            except ConfigError as exc:
+                problems.extend(exc.lines)
+
+        section("namespace", lambda v: structure_options(_Namespace, {"namespace": v}, path="$").namespace)
+        section("sources", lambda v: _parse_sources(v, registry))
+        section("loaders", lambda v: parse_loader_options(v, registry))
         for stage in ("chunker", "embedder", "store", "retriever", "reranker"):
-            if stage in data:
-                kwargs[stage] = parse_component(stage, data[stage], registry, path=f"$.{stage}")
-        if "ingest" in data:
-            kwargs["ingest"] = structure_options(IngestConfig, data["ingest"], path="$.ingest")
-        if "llm" in data:
-            kwargs["llm"] = parse_llm(data["llm"])
+            section(stage, lambda v, stage=stage: parse_component(stage, v, registry, path=f"$.{stage}"))
+        section("ingest", lambda v: structure_options(IngestConfig, v, path="$.ingest"))
+        section("llm", parse_llm)
+        if problems:
+            raise ConfigError("; ".join(problems), lines=problems)
         return cls(**kwargs)
+
+
+def _parse_sources(sources: Any, registry: Registry) -> tuple[SourceConfig, ...]:
+    if not isinstance(sources, list):
+        raise ConfigError(f"invalid value {sources!r} @ $.sources: expected an array of tables [[sources]]")
+    parsed = []
+    for i, item in enumerate(sources):
+        source = structure_options(SourceConfig, item, path=f"$.sources[{i}]")
+        if not source.targets():
+            raise ConfigError(f"missing required key @ $.sources[{i}]: give 'path', 'url' or 'urls'")
+        if source.loader is not None:
+            registry.get("loader", source.loader, path=f"$.sources[{i}].loader")
+        parsed.append(source)
+    return tuple(parsed)
 
 
 @attrs.frozen

@@ -73,9 +73,6 @@ def make_plugin_manager(*, load_entry_points: bool = True, extra_plugins: Iterab
         pm.check_pending()
     except pluggy.PluginValidationError as exc:
         raise PluginError(f"invalid plugin: {exc}") from exc
-    if os.environ.get("RAGLOOM_TRACE_PLUGINS"):
-        pm.trace.root.setwriter(lambda message: print(message, end="", file=sys.stderr))
-        pm.enable_tracing()
     return pm
 
 
@@ -164,7 +161,11 @@ class Registry:
             hook = getattr(self.plugin_manager.hook, _HOOK_FOR_STAGE[stage])
             for impl in reversed(hook.get_hookimpls()):
                 dist, version = distinfo.get(impl.plugin_name, core)
+                before = set(self._components[stage])
                 impl.function(register=self._make_register(stage, impl.plugin_name, dist, version))
+                if os.environ.get("RAGLOOM_TRACE_PLUGINS"):
+                    added = sorted(set(self._components[stage]) - before)
+                    print(f"ragloom: {impl.plugin_name} ({dist} {version}) {hook.name}: {', '.join(added) or '-'}", file=sys.stderr)
 
     def _make_register(self, stage: str, plugin: str, dist: str, version: str) -> Callable[..., None]:
         def register(
