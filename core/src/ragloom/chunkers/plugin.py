@@ -5,7 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from ragloom.chunkers.fixed import FixedChunker, FixedConfig
+from ragloom.chunkers.markdown import MarkdownChunker, MarkdownConfig
 from ragloom.chunkers.recursive import RecursiveChunker, RecursiveConfig
+from ragloom.chunkers.semantic import SemanticChunker, SemanticConfig
+from ragloom.chunkers.sentence import SentenceChunker, SentenceConfig
 from ragloom.hookspecs import hookimpl
 
 
@@ -15,11 +18,29 @@ def _fixed(config: FixedConfig, context: Any) -> FixedChunker:
 
 
 def _recursive(config: RecursiveConfig, context: Any) -> RecursiveChunker:
-    """Separator-aware recursive splitting (paragraph, line, sentence, word)."""
-    return RecursiveChunker(config)
+    """Separator-aware recursive splitting (paragraph, line, sentence, word); chars or tokens."""
+    return RecursiveChunker(config, base_dir=getattr(context, "base_dir", None))
+
+
+def _sentence(config: SentenceConfig, context: Any) -> SentenceChunker:
+    """Whole sentences packed up to a size (abbreviation-aware); chars or tokens."""
+    return SentenceChunker(config, base_dir=getattr(context, "base_dir", None))
+
+
+def _markdown(config: MarkdownConfig, context: Any) -> MarkdownChunker:
+    """Markdown sections by heading, code fences and tables kept whole, heading path in metadata."""
+    return MarkdownChunker(config)
+
+
+def _semantic(config: SemanticConfig, context: Any) -> SemanticChunker:
+    """Breaks where the embedding similarity of neighbouring sentences drops."""
+    return SemanticChunker(config, embedder=getattr(context, "embedder", None))
 
 
 @hookimpl
 def register_chunkers(register):  # type: ignore[no-untyped-def]
     register("fixed", _fixed, config=FixedConfig)
     register("recursive", _recursive, config=RecursiveConfig)
+    register("sentence", _sentence, config=SentenceConfig)
+    register("markdown", _markdown, config=MarkdownConfig)
+    register("semantic", _semantic, config=SemanticConfig)

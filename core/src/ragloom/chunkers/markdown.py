@@ -1,0 +1,206 @@
+"""The ``markdown`` chunker: sections first, then recursive splitting inside each.
+
+- Headings (ATX ``## Title`` and setext ``Title`` underlined with ``===`` or
+  ``---``) start sections; a chunk never spans two sections. Each chunk's
+  metadata holds ``headings``, the path of headings above it
+  (``["Install", "Linux"]``). A setext heading's title is its last text line.
+- Fenced code blocks (```` ``` ```` / ``~~~``) and pipe tables (a header row,
+  a ``|---|`` delimiter row and the rows after it) are kept whole when they fit
+  in ``size``; a larger one is cut at line breaks (then every ``size``).
+  Headings inside code fences are code, not headings.
+- YAML/TOML frontmatter (``---`` … ``---`` or ``+++`` … ``+++`` at the very
+  start) is left out of every chunk.
+- Between code and tables, text is split like ``recursive`` (``separators``).
+
+Overlap works like ``recursive``, within a section only. No chunk is ever
+over ``size`` characters.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+
+import attrs
+
+from ragloom.chunkers.base import fingerprint_of, spans_to_chunks
+from ragloom.chunkers.pieces import pack, split_ends, trimmed_spans
+from ragloom.chunkers.recursive import DEFAULT_SEPARATORS
+from ragloom.types import Chunk, Document
+
+_FRONTMATTER = re.compile(r"\A(?:---|\+\+\+)[ \t]*\r?\n")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})[^\n]*$", re.M)
+_ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+([^\n]*?))?(?:[ \t]+#+)?[ \t]*$", re.M)
+_SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$", re.M)
+_TABLE_DELIMITER = re.compile(r"^ {0,3}(?=[^\n]*\|)\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*$", re.M)
+_LIST_OR_QUOTE = re.compile(r" {0,3}(?:[-*+>]|\d+[.)])(?:[ \t]|$)")
+
+
+@attrs.frozen(kw_only=True)
+class MarkdownConfig:
+    """At most ``size`` characters per chunk, sections never mixed, code and tables kept whole."""
+
+    size: int = attrs.field(default=1000, validator=attrs.validators.gt(0))
+    overlap: int = attrs.field(default=0, validator=attrs.validators.ge(0))
+    separators: tuple[str, ...] = attrs.field(default=DEFAULT_SEPARATORS)
+
+    def __attrs_post_init__(self) -> None:
+        if self.overlap >= self.size:
+            raise ValueError(f"'overlap' ({self.overlap}) must be smaller than 'size' ({self.size})")
+        if any(not s for s in self.separators):
+            raise ValueError("'separators' must not contain an empty string")
+
+
+def _line_end(text: str, position: int) -> int:
+    """Offset just past the line containing ``position`` (its newline included)."""
+    newline = text.find("\n", position)
+    return len(text) if newline == -1 else newline + 1
+
+
+def _line_start(text: str, position: int) -> int:
+    return text.rfind("\n", 0, position) + 1
+
+
+def frontmatter_end(text: str) -> int:
+    """Where the body starts: after a leading ``---``/``+++`` block, else 0."""
+    match = _FRONTMATTER.match(text)
+    if not match:
+        return 0
+    fence = text[:3]
+    closing = re.compile(rf"^(?:{re.escape(fence)}|\.\.\.)[ \t]*$", re.M).search(text, match.end())
+    return _line_end(text, closing.start()) if closing else 0
+
+
+def _fences(text: str, start: int) -> list[tuple[int, int]]:
+    """``(start, end)`` of fenced code blocks; an unclosed fence runs to the end."""
+    blocks: list[tuple[int, int]] = []
+    opening = None
+    for match in _FENCE.finditer(text, start):
+        marker = match.group(1)
+        if opening is None:
+            opening = (match.start(), marker)
+        elif marker[0] == opening[1][0] and len(marker) >= len(opening[1]) and not match.group().strip(" \t" + marker[0]):
+            blocks.append((opening[0], _line_end(text, match.end())))
+            opening = None
+    if opening is not None:
+        blocks.append((opening[0], len(text)))
+    return blocks
+
+
+def _inside(blocks: list[tuple[int, int]], position: int) -> bool:
+    index = bisect_right(blocks, (position, 1 << 62)) - 1
+    return index >= 0 and blocks[index][0] <= position < blocks[index][1]
+
+
+def _tables(text: str, start: int, fences: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``(start, end)`` of pipe tables: header row, delimiter row, body rows."""
+    tables: list[tuple[int, int]] = []
+    for match in _TABLE_DELIMITER.finditer(text, start):
+        row = match.start()
+        if row == start or _inside(fences, row) or (tables and row < tables[-1][1]):
+            continue
+        header = _line_start(text, row - 1)
+        if "|" not in text[header:row] or not text[header:row].strip() or header < start:
+            continue
+        end = _line_end(text, match.end())
+        while end < len(text):
+            following = _line_end(text, end)
+            line = text[end:following]
+            if "|" not in line or not line.strip():
+                break
+            end = following
+        tables.append((header, end))
+    return tables
+
+
+def _headings(text: str, start: int, fences: list[tuple[int, int]], tables: list[tuple[int, int]]) -> list[tuple[int, int, str]]:
+    """``(line start, level, title)`` of every heading outside code and tables, in order."""
+    found: list[tuple[int, int, str]] = []
+    blocks = sorted(fences + tables)
+    for match in _ATX.finditer(text, start):
+        if not _inside(blocks, match.start()):
+            found.append((match.start(), len(match.group(1)), (match.group(2) or "").strip()))
+    for match in _SETEXT.finditer(text, start):
+        line = match.start()
+        if line == start or _inside(blocks, line):
+            continue
+        title_start = _line_start(text, line - 1)
+        title = text[title_start : line - 1].strip()
+        if (
+            not title
+            or title_start < start
+            or _inside(blocks, title_start)
+            or _LIST_OR_QUOTE.match(text, title_start)
+            or _ATX.match(text, title_start)
+            or _SETEXT.match(text, title_start)
+        ):
+            continue
+        found.append((title_start, 1 if match.group(1)[0] == "=" else 2, title))
+    found.sort()
+    return found
+
+
+class MarkdownChunker:
+    """Heading-aware Markdown chunking with exact offsets and bounded size."""
+
+    def __init__(self, config: MarkdownConfig | None = None):
+        self.config = config or MarkdownConfig()
+        self.fingerprint = fingerprint_of("markdown", self.config)
+
+    def sections(self, text: str) -> list[tuple[int, int, list[str], list[tuple[int, int]]]]:
+        """``(start, end, heading path, atoms)`` per section; atoms are code blocks and tables."""
+        body = frontmatter_end(text)
+        if not any(mark in text for mark in "#`~|=-"):
+            return [(body, len(text), [], [])]
+        fences = _fences(text, body)
+        tables = _tables(text, body, fences)
+        atoms = sorted(fences + tables)
+        headings = _headings(text, body, fences, tables)
+        sections = []
+        path: list[tuple[int, str]] = []
+        starts = [body] + [h[0] for h in headings]
+        ends = [h[0] for h in headings] + [len(text)]
+        titles: list[list[str]] = [[]]
+        for _, level, title in headings:
+            while path and path[-1][0] >= level:
+                path.pop()
+            path.append((level, title))
+            titles.append([t for _, t in path])
+        for start, end, names in zip(starts, ends, titles, strict=False):
+            if end > start:
+                sections.append((start, end, names, [a for a in atoms if start <= a[0] < end]))
+        return sections
+
+    def spans_with_headings(self, text: str) -> tuple[list[tuple[int, int]], list[list[str]]]:
+        """Trimmed spans and the heading path of each."""
+        c = self.config
+        spans: list[tuple[int, int]] = []
+        paths: list[list[str]] = []
+        for start, end, names, atoms in self.sections(text):
+            bounds = [start]
+            position = start
+            for atom_start, atom_end in atoms:
+                atom_start, atom_end = max(atom_start, position), min(atom_end, end)
+                if atom_end <= atom_start:
+                    continue
+                if atom_start > position:
+                    split_ends(text, position, atom_start, c.separators, c.size, bounds)
+                split_ends(text, atom_start, atom_end, ("\n",), c.size, bounds)
+                position = atom_end
+            if end > position:
+                split_ends(text, position, end, c.separators, c.size, bounds)
+            for span in trimmed_spans(text, bounds, pack(bounds, c.size, c.overlap)):
+                if spans and span[0] >= spans[-1][0] and span[1] <= spans[-1][1]:
+                    continue
+                spans.append(span)
+                paths.append(names)
+        return spans, paths
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        """Trimmed ``(start, end)`` spans of the chunks."""
+        return self.spans_with_headings(text)[0]
+
+    def chunk(self, document: Document) -> list[Chunk]:
+        """Chunks of the document, each with its ``headings`` path in the metadata."""
+        spans, paths = self.spans_with_headings(document.text)
+        return spans_to_chunks(document, spans, [{"headings": list(p)} for p in paths])

@@ -1,0 +1,146 @@
+"""The machinery the separator-based chunkers share: pieces, measures, packing.
+
+A chunker first cuts the text into *pieces* — given by their end offsets, each
+piece short enough to fit in a chunk — then *packs* consecutive pieces
+greedily into chunks. Both steps work on offsets only (nothing is ever searched
+for), so repeated passages get the right spans.
+
+Sizes are measured in a monotone *coordinate* per boundary offset: the offset
+itself for characters, or the number of tokens starting before it (see
+:mod:`ragloom.chunkers.tokens`). Packing only compares coordinates, so the same
+code serves both units.
+
+Speed: splitting uses ``str.split`` and ``itertools.accumulate`` (C loops) per
+separator level, and only oversize pieces are looked at again in Python;
+packing does two binary searches per chunk, not a loop per piece.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Sequence
+from itertools import accumulate, repeat
+from operator import add
+
+#: ``measure(start, end)``: size of ``text[start:end]`` in the chunker's unit.
+Measure = Callable[[int, int], int]
+#: ``cuts(start, end, size)``: last-resort cut offsets inside an unsplittable stretch (ends included).
+HardCuts = Callable[[int, int, int], list[int]]
+
+
+def split_ends(text: str, start: int, end: int, separators: Sequence[str], size: int, out: list[int]) -> None:
+    """Append the end offsets of pieces covering ``text[start:end]``, each at most ``size`` characters.
+
+    The coarsest separator present in the stretch cuts it; the separator stays
+    at the end of the piece before it. A piece still over ``size`` is cut with
+    the finer separators, and with none left, every ``size`` characters.
+    """
+    if end - start <= size:
+        out.append(end)
+        return
+    segment = text if start == 0 and end == len(text) else text[start:end]
+    level = 0
+    for level, separator in enumerate(separators):  # noqa: B007 - level is used after the loop
+        if separator in segment:
+            break
+    else:
+        out.extend(range(start + size, end, size))
+        out.append(end)
+        return
+    parts = segment.split(separator)
+    width = len(separator)
+    if parts[-1]:
+        lengths = list(map(add, map(len, parts), repeat(width)))
+        lengths[-1] -= width
+    else:  # the stretch ends with the separator: no empty last piece
+        parts.pop()
+        lengths = list(map(add, map(len, parts), repeat(width)))
+    ends = list(accumulate(lengths, initial=start))
+    del ends[0]
+    if max(lengths) <= size:
+        out.extend(ends)
+        return
+    finer = separators[level + 1 :]
+    done = 0
+    for index in [i for i, n in enumerate(lengths) if n > size]:
+        out.extend(ends[done:index])
+        split_ends(text, ends[index] - lengths[index], ends[index], finer, size, out)
+        done = index + 1
+    out.extend(ends[done:])
+
+
+def split_ends_measured(
+    text: str,
+    start: int,
+    end: int,
+    separators: Sequence[str],
+    size: int,
+    measure: Measure,
+    hard_cuts: HardCuts,
+    out: list[int],
+) -> None:
+    """:func:`split_ends` with sizes in another unit (tokens): slower, per-piece checks."""
+    if measure(start, end) <= size:
+        if end > start:
+            out.append(end)
+        return
+    for level, separator in enumerate(separators):
+        position = text.find(separator, start, end)
+        if position == -1:
+            continue
+        finer = separators[level + 1 :]
+        piece_start, width = start, len(separator)
+        while piece_start < end:
+            position = text.find(separator, piece_start, end)
+            cut = end if position == -1 else position + width
+            split_ends_measured(text, piece_start, cut, finer, size, measure, hard_cuts, out)
+            piece_start = cut
+        return
+    out.extend(hard_cuts(start, end, size))
+
+
+def pack(coords: Sequence[int], size: int, overlap: int) -> list[tuple[int, int]]:
+    """Greedy packing: ``(i, j)`` boundary index pairs, one per chunk.
+
+    ``coords`` are the sizes-so-far at each piece boundary (first boundary the
+    start of the stretch, then each piece end); every piece must fit in
+    ``size``. A chunk takes whole pieces while it stays within ``size``. The
+    next chunk starts with the trailing pieces of the previous one that fit
+    within ``overlap`` (and leave room for the next piece), but always after
+    the previous chunk's start, so no chunk is contained in its predecessor.
+    """
+    last = len(coords) - 1
+    out: list[tuple[int, int]] = []
+    if last < 1:
+        return out
+    i = 0
+    while True:
+        j = bisect_right(coords, coords[i] + size, i + 1) - 1
+        if j <= i:
+            j = i + 1  # a piece over size (an atom): take it alone
+        out.append((i, j))
+        if j >= last:
+            return out
+        if overlap:
+            i = bisect_left(coords, max(coords[j] - overlap, coords[j + 1] - size), i + 1, j)
+        else:
+            i = j
+
+
+def trimmed_spans(text: str, bounds: Sequence[int], pairs: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Spans for packed index pairs, trimmed of edge whitespace, empty and contained ones dropped."""
+    spans: list[tuple[int, int]] = []
+    last_start = last_end = -1
+    for i, j in pairs:
+        start, end = bounds[i], bounds[j]
+        if text[start].isspace():
+            while start < end and text[start].isspace():
+                start += 1
+        if end > start and text[end - 1].isspace():
+            while end > start and text[end - 1].isspace():
+                end -= 1
+        if end <= start or (start >= last_start and end <= last_end):
+            continue
+        spans.append((start, end))
+        last_start, last_end = start, end
+    return spans

@@ -1,0 +1,140 @@
+"""The ``sentence`` chunker: whole sentences packed up to ``size``.
+
+Sentence boundaries are found with one regular expression pass plus a few
+checks, no model:
+
+- a sentence ends after ``.``, ``!``, ``?`` (or ``。！？``), closing quotes and
+  brackets, and whitespace — when the next character is not lower-case;
+- a blank line always ends a sentence (headings, list items without a period);
+- abbreviations don't end a sentence: a known one (``Dr.``, ``e.g.``,
+  ``etc.``, ``Fig.`` …), an initial (``J. Smith``) or a dotted one (``U.S.``,
+  ``Ph.D.``); neither do decimals (``3.14``: no whitespace) nor ellipses
+  (``...``, ``…``).
+
+Each sentence keeps its trailing whitespace. A sentence longer than ``size``
+is cut by the recursive splitter (lines, then spaces, then every ``size``),
+so no chunk is ever over ``size``. Overlap: like ``recursive``, a chunk starts
+with the trailing whole sentences of the previous chunk that fit in
+``overlap``, never at or before the previous chunk's start.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import attrs
+
+from ragloom.chunkers.base import spans_to_chunks
+from ragloom.chunkers.pieces import pack, split_ends, split_ends_measured, trimmed_spans
+from ragloom.chunkers.recursive import SizeUnit, Sizing, check_sizes, coordinates
+from ragloom.chunkers.tokens import TokenMeasure
+from ragloom.types import Chunk, Document
+
+#: Separators used to cut a single sentence longer than ``size``.
+LONG_SENTENCE_SEPARATORS = ("\n", "; ", ", ", " ")
+
+ABBREVIATIONS = frozenset(
+    """
+    mr mrs ms dr prof sr jr st mt rev gen col lt sgt capt cmdr gov sen rep hon pres
+    inc ltd co corp llc bros dept univ assn est
+    e.g i.e etc vs cf al approx ca viz resp fig figs eq eqs no nos vol vols pp p ch sec chap ed eds
+    jan feb mar apr jun jul aug sep sept oct nov dec mon tue tues wed thu thur thurs fri sat sun
+    """.split()
+)
+
+_END = re.compile(r"""(?:[.!?‽]+|…)["'”’»)\]]*\s+|[。！？]+[」』”’）)]*\s*|\n[ \t]*\n\s*""")
+
+
+def _is_abbreviation(text: str, dot: int) -> bool:
+    """Does the word ending at ``text[dot] == "."`` abbreviate (no sentence end)?"""
+    start = max(text.rfind(" ", max(0, dot - 40), dot), text.rfind("\n", max(0, dot - 40), dot)) + 1
+    word = text[start:dot].lstrip("\"'“‘([")
+    if not word:
+        return False
+    if word.lower() in ABBREVIATIONS:
+        return True
+    if len(word) == 1 and word.isalpha():
+        return True  # an initial: "J. Smith"
+    if "." in word:  # dotted: "U.S", "Ph.D", "e.g"
+        return all(0 < len(part) <= 3 and part.isalpha() for part in word.split("."))
+    return False
+
+
+def sentence_ends(text: str, start: int = 0, end: int | None = None) -> list[int]:
+    """End offsets of the sentences of ``text[start:end]`` (trailing whitespace included; ``end`` last)."""
+    end = len(text) if end is None else end
+    ends: list[int] = []
+    append = append_ = ends.append
+    for match in _END.finditer(text, start, end):
+        cut = match.end()
+        if cut >= end:
+            break
+        first = text[match.start()]
+        if first == "\n" or first in "。！？":
+            append(cut)
+            continue
+        matched = match.group()
+        if matched.count("\n") >= 2:  # a blank line inside the whitespace
+            append(cut)
+            continue
+        if text[cut].islower():
+            continue
+        if first == "…" or matched.startswith(".."):
+            continue
+        if first == "." and matched[1:2] != "." and _is_abbreviation(text, match.start()):
+            continue
+        append_(cut)
+    ends.append(end)
+    return ends
+
+
+@attrs.frozen(kw_only=True)
+class SentenceConfig:
+    """Whole sentences up to ``size`` per chunk, ``overlap`` in whole sentences."""
+
+    size: int = attrs.field(default=1000, validator=attrs.validators.gt(0))
+    overlap: int = attrs.field(default=0, validator=attrs.validators.ge(0))
+    size_unit: SizeUnit = attrs.field(default="chars", validator=attrs.validators.in_(("chars", "tokens")))
+    tokenizer: str = ""
+
+    def __attrs_post_init__(self) -> None:
+        check_sizes(self.size, self.overlap, self.size_unit, self.tokenizer)
+
+
+def sentence_pieces(text: str, start: int, end: int, size: int, tokens: TokenMeasure | None) -> list[int]:
+    """``[start, piece ends...]``: sentences, each long one cut to fit ``size``."""
+    bounds = [start]
+    previous = start
+    for cut in sentence_ends(text, start, end):
+        if tokens is None:
+            if cut - previous <= size:
+                bounds.append(cut)
+            else:
+                split_ends(text, previous, cut, LONG_SENTENCE_SEPARATORS, size, bounds)
+        else:
+            split_ends_measured(text, previous, cut, LONG_SENTENCE_SEPARATORS, size, tokens.measure, tokens.hard_cuts, bounds)
+        previous = cut
+    return bounds
+
+
+class SentenceChunker:
+    """Sentence-aware packing with exact offsets and bounded size."""
+
+    def __init__(self, config: SentenceConfig | None = None, *, base_dir: Path | None = None):
+        self.config = config or SentenceConfig()
+        self.sizing = Sizing(self.config.size_unit, self.config.tokenizer, base_dir)
+        self.fingerprint = self.sizing.fingerprint("sentence", self.config)
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        """Trimmed ``(start, end)`` spans of the chunks."""
+        if not text:
+            return []
+        c = self.config
+        tokens = self.sizing.measure(text)
+        bounds = sentence_pieces(text, 0, len(text), c.size, tokens)
+        return trimmed_spans(text, bounds, pack(coordinates(bounds, tokens), c.size, c.overlap))
+
+    def chunk(self, document: Document) -> list[Chunk]:
+        """Chunks of the document."""
+        return spans_to_chunks(document, self.spans(document.text))
