@@ -1,0 +1,318 @@
+"""Fetching one URL: redirects hop by hop, robots.txt, retries, timeouts, bounded bodies.
+
+Every hop is parsed strictly (:func:`ragloom_web.urls.parse_url`: the scheme
+must stay http/https), its address checked (literal IPs and special names
+before anything else, resolved names in the transport), checked against
+robots.txt, and only then requested. Bodies are read raw and decoded here
+(:mod:`ragloom_web.decoding`) so the limit applies to decoded bytes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import email.utils
+import re
+import threading
+import time
+from collections.abc import Iterator
+
+import attrs
+import httpx
+
+from ragloom.errors import BlockedAddressError, ResponseTooLargeError, RobotsDisallowedError, WebLoaderError
+from ragloom_web.addresses import AddressGuard
+from ragloom_web.config import WebLoaderConfig
+from ragloom_web.decoding import ACCEPT_ENCODING, PIECE, decode_stream, parse_content_encoding
+from ragloom_web.robots import MAX_ROBOTS_BYTES, RobotsCache, RobotsRules, rules_for_status
+from ragloom_web.urls import ParsedURL, parse_url, resolve_reference
+
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+RETRY_STATUSES = frozenset({408, 425, 429, 500, 502, 503, 504})
+ROBOTS_MAX_REDIRECTS = 5
+ACCEPT = "text/html,application/xhtml+xml,text/plain;q=0.9,application/json;q=0.9,application/xml;q=0.8,*/*;q=0.1"
+_CHARSET = re.compile(r"""charset\s*=\s*["']?([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
+
+
+@attrs.frozen(kw_only=True)
+class Fetched:
+    """A final (non-redirect) response; ``body`` is decoded and empty unless the status is 2xx."""
+
+    url: str
+    requested_url: str
+    status: int
+    content_type: str
+    charset: str | None
+    body: bytes
+    truncated: bool
+    fetched_at: str
+    retry_after: float | None = None
+
+
+@attrs.frozen
+class _Redirect:
+    location: str
+
+
+class _Retryable(Exception):
+    def __init__(self, error: WebLoaderError, retry_after: float | None = None):
+        super().__init__(str(error))
+        self.error = error
+        self.retry_after = retry_after
+
+
+def parse_content_type(value: str | None) -> tuple[str, str | None]:
+    """``(mime type, charset)`` of a Content-Type header (``("", None)`` when absent)."""
+    if not value:
+        return "", None
+    mime = value.split(";", 1)[0].strip().lower()
+    match = _CHARSET.search(value)
+    return mime, match.group(1) if match else None
+
+
+def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
+    """Seconds a ``Retry-After`` header asks to wait (delta-seconds or an HTTP date)."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=datetime.timezone.utc)
+    current = now if now is not None else time.time()
+    return max(0.0, when.timestamp() - current)
+
+
+class HostThrottle:
+    """At most ``per_host`` requests at a time per site, started at least ``delay`` seconds apart."""
+
+    def __init__(self, per_host: int, delay: float):
+        self.per_host = per_host
+        self.delay = delay
+        self._lock = threading.Lock()
+        self._slots: dict[str, threading.Semaphore] = {}
+        self._next_start: dict[str, float] = {}
+        self._delays: dict[str, float] = {}
+
+    def set_delay(self, site: str, delay: float) -> None:
+        """A longer delay for one site (robots.txt ``Crawl-delay``)."""
+        with self._lock:
+            self._delays[site] = max(self.delay, delay)
+
+    @contextlib.contextmanager
+    def slot(self, site: str) -> Iterator[None]:
+        """Hold one of the site's request slots, after waiting for its politeness delay."""
+        with self._lock:
+            semaphore = self._slots.setdefault(site, threading.Semaphore(self.per_host))
+        semaphore.acquire()
+        try:
+            with self._lock:
+                now = time.monotonic()
+                start = max(now, self._next_start.get(site, now))
+                self._next_start[site] = start + self._delays.get(site, self.delay)
+            if start > now:
+                time.sleep(start - now)
+            yield
+        finally:
+            semaphore.release()
+
+
+class Fetcher:
+    """Fetches URLs with one httpx client; shares robots rules and throttling with its loader."""
+
+    def __init__(
+        self,
+        config: WebLoaderConfig,
+        guard: AddressGuard,
+        client: httpx.Client,
+        robots: RobotsCache,
+        throttle: HostThrottle,
+        secret_headers: dict[str, str] | None = None,
+    ):
+        self.config = config
+        self.guard = guard
+        self.client = client
+        self.robots = robots
+        self.throttle = throttle
+        self.secret_headers = dict(secret_headers or {})
+
+    # ------------------------------------------------------------------ public
+
+    def fetch(self, url: str) -> Fetched:
+        """The final 2xx response of ``url``; WebLoaderError (or a subclass) naming ``url`` otherwise."""
+        start = parse_url(url)
+        try:
+            fetched = self._follow(start, max_redirects=self.config.max_redirects, robots=self.config.respect_robots,
+                                   max_bytes=self.config.max_response_bytes, on_too_large=self.config.on_too_large)
+        except WebLoaderError as exc:
+            raise type(exc)(exc.reason, source=start.url, position=exc.position) from exc
+        if not 200 <= fetched.status < 300:
+            where = "" if fetched.url == start.url else f" (redirected to {fetched.url})"
+            error = WebLoaderError(f"HTTP {fetched.status}{where}", source=start.url)
+            error.status_code = fetched.status  # type: ignore[attr-defined]
+            raise error
+        return fetched
+
+    def robots_rules(self, parsed: ParsedURL) -> RobotsRules:
+        """The robots.txt rules of the URL's site (cached)."""
+        return self.robots.get(parsed.site, lambda: self._fetch_robots(parsed))
+
+    # ------------------------------------------------------------------ hops
+
+    def _follow(self, start: ParsedURL, *, max_redirects: int, robots: bool, max_bytes: int, on_too_large: str) -> Fetched:
+        deadline = time.monotonic() + self.config.total_timeout
+        current = start
+        for _hop in range(max_redirects + 1):
+            prefix = "" if current.url == start.url else f"redirect to {current.url}: "
+            try:
+                self._precheck(current)
+                if robots:
+                    self._check_robots(current)
+                outcome = self._request(current, deadline, send_secrets=current.site == start.site, max_bytes=max_bytes, on_too_large=on_too_large)
+            except WebLoaderError as exc:
+                raise type(exc)(prefix + exc.reason) from exc
+            if isinstance(outcome, Fetched):
+                return attrs.evolve(outcome, requested_url=start.url)
+            try:
+                current = parse_url(resolve_reference(current.url, outcome.location))
+            except WebLoaderError as exc:
+                raise WebLoaderError(f"redirect from {current.url} refused: {exc.reason}") from None
+        raise WebLoaderError(f"more than {max_redirects} redirects (max_redirects); last was to {current.url}")
+
+    def _precheck(self, parsed: ParsedURL) -> None:
+        """Refuse literal addresses and special names before robots.txt or any connection."""
+        if parsed.ip is not None:
+            self.guard.check_ip(parsed.ip)
+        else:
+            self.guard.check_name(parsed.host)
+
+    def _check_robots(self, parsed: ParsedURL) -> None:
+        rules = self.robots_rules(parsed)
+        if not rules.allows(parsed.url, self.config.user_agent):
+            why = f" ({rules.why})" if rules.why else ""
+            raise RobotsDisallowedError(f"robots.txt of {parsed.site} disallows {parsed.url}{why}")
+        delay = rules.crawl_delay(self.config.user_agent)
+        if delay:
+            self.throttle.set_delay(parsed.site, min(delay, self.config.max_crawl_delay))
+
+    def _fetch_robots(self, parsed: ParsedURL) -> RobotsRules:
+        robots_url = parse_url(f"{parsed.site}/robots.txt")
+        try:
+            fetched = self._follow(robots_url, max_redirects=ROBOTS_MAX_REDIRECTS, robots=False, max_bytes=MAX_ROBOTS_BYTES, on_too_large="truncate")
+        except BlockedAddressError:
+            raise
+        except WebLoaderError as exc:
+            if exc.reason.startswith("more than"):
+                return rules_for_status(310, "")
+            return RobotsRules(policy="disallow-all", why=f"robots.txt is unreachable: {exc.reason}")
+        text = fetched.body.decode("utf-8", "replace").lstrip("\ufeff")
+        return rules_for_status(fetched.status, text)
+
+    # ------------------------------------------------------------------ one request, with retries
+
+    def _request(self, url: ParsedURL, deadline: float, *, send_secrets: bool, max_bytes: int, on_too_large: str) -> Fetched | _Redirect:
+        attempt = 0
+        while True:
+            try:
+                with self.throttle.slot(url.site):
+                    outcome = self._once(url, deadline, send_secrets=send_secrets, max_bytes=max_bytes, on_too_large=on_too_large)
+                if isinstance(outcome, Fetched) and outcome.status in RETRY_STATUSES and attempt < self.config.retries:
+                    raise _Retryable(WebLoaderError(f"HTTP {outcome.status}"), outcome.retry_after)
+                return outcome
+            except _Retryable as retry:
+                attempt += 1
+                if attempt > self.config.retries:
+                    raise retry.error from None
+                wait = retry.retry_after if retry.retry_after is not None else self.config.backoff * 2 ** (attempt - 1)
+                if wait > self.config.max_retry_wait:
+                    raise WebLoaderError(f"{retry.error.reason}; Retry-After asks for {wait:.0f}s, over max_retry_wait") from None
+                if time.monotonic() + wait >= deadline:
+                    raise WebLoaderError(f"{retry.error.reason}; no time left to retry within total_timeout") from None
+                time.sleep(wait)
+
+    def _timeout(self, deadline: float) -> httpx.Timeout:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise WebLoaderError(f"timed out: total_timeout of {self.config.total_timeout}s exceeded")
+        read = min(self.config.read_timeout, remaining)
+        return httpx.Timeout(connect=min(self.config.connect_timeout, remaining), read=read, write=read, pool=remaining)
+
+    def _headers(self, send_secrets: bool) -> dict[str, str]:
+        headers = {"User-Agent": self.config.user_agent, "Accept": ACCEPT, "Accept-Encoding": ACCEPT_ENCODING}
+        headers.update(self.config.headers)
+        if send_secrets:
+            headers.update(self.secret_headers)
+        return headers
+
+    def _once(self, url: ParsedURL, deadline: float, *, send_secrets: bool, max_bytes: int, on_too_large: str) -> Fetched | _Redirect:
+        request = self.client.build_request("GET", url.url, headers=self._headers(send_secrets), timeout=self._timeout(deadline))
+        try:
+            response = self.client.send(request, stream=True)
+        except httpx.TimeoutException as exc:
+            raise _Retryable(WebLoaderError(f"timed out ({type(exc).__name__})")) from None
+        except httpx.TransportError as exc:
+            raise _Retryable(WebLoaderError(f"connection failed: {exc or type(exc).__name__}")) from None
+        try:
+            status = response.status_code
+            if status in REDIRECT_STATUSES:
+                location = response.headers.get("location")
+                if not location:
+                    raise WebLoaderError(f"HTTP {status} redirect without a Location header")
+                return _Redirect(location)
+            mime, charset = parse_content_type(response.headers.get("content-type"))
+            body, truncated = b"", False
+            if 200 <= status < 300:
+                body, truncated = self._read_body(response, deadline, max_bytes, on_too_large)
+            return Fetched(
+                url=url.url,
+                requested_url=url.url,
+                status=status,
+                content_type=mime,
+                charset=charset,
+                body=body,
+                truncated=truncated,
+                fetched_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+                retry_after=parse_retry_after(response.headers.get("retry-after")) if status in RETRY_STATUSES else None,
+            )
+        except httpx.TimeoutException as exc:
+            raise _Retryable(WebLoaderError(f"timed out reading the body ({type(exc).__name__})")) from None
+        except httpx.TransportError as exc:
+            raise _Retryable(WebLoaderError(f"connection failed while reading the body: {exc or type(exc).__name__}")) from None
+        finally:
+            response.close()
+
+    def _read_body(self, response: httpx.Response, deadline: float, max_bytes: int, on_too_large: str) -> tuple[bytes, bool]:
+        codings = parse_content_encoding(response.headers.get("content-encoding"))
+        declared = response.headers.get("content-length")
+        if not codings and declared and declared.isdigit() and int(declared) > max_bytes and on_too_large == "fail":
+            raise ResponseTooLargeError(f"Content-Length {declared} is over max_response_bytes ({max_bytes})")
+        raw_budget = max_bytes + max_bytes // 8 + PIECE
+
+        def raw_chunks() -> Iterator[bytes]:
+            seen = 0
+            for chunk in response.iter_raw():
+                seen += len(chunk)
+                if seen > raw_budget:
+                    raise ResponseTooLargeError(f"compressed body is over {raw_budget} bytes (max_response_bytes {max_bytes})")
+                if time.monotonic() > deadline:
+                    raise WebLoaderError(f"timed out: total_timeout of {self.config.total_timeout}s exceeded while reading the body")
+                yield chunk
+
+        body = bytearray()
+        pieces = decode_stream(raw_chunks(), codings)
+        try:
+            for piece in pieces:
+                if len(body) + len(piece) > max_bytes:
+                    if on_too_large == "fail":
+                        raise ResponseTooLargeError(f"decoded body is over max_response_bytes ({max_bytes})")
+                    body += piece[: max_bytes - len(body)]
+                    return bytes(body), True
+                body += piece
+        finally:
+            pieces.close()
+        return bytes(body), False
+

@@ -1,0 +1,85 @@
+"""An httpx transport whose every TCP connection goes through the address guard.
+
+httpcore asks its network backend for a connection to ``(host, port)`` of the
+request's origin. :class:`GuardedBackend` resolves that host once, checks every
+address, and opens the socket to a checked address itself, so no other code
+path resolves the name again. TLS is then started by httpcore with the
+original host name as SNI and for certificate verification; the ``Host``
+header is the original one too. Environment proxies are never used (a proxy
+would make the connection on our behalf, past the guard).
+"""
+
+from __future__ import annotations
+
+import ssl
+from collections.abc import Iterable
+from typing import Any
+
+import httpcore
+import httpx
+
+from ragloom_web.addresses import AddressGuard
+
+
+class GuardedBackend(httpcore.NetworkBackend):
+    """A network backend that connects only to addresses the guard checked."""
+
+    def __init__(self, guard: AddressGuard):
+        self.guard = guard
+        self._inner = httpcore.SyncBackend()
+
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[Any] | None = None,
+    ) -> httpcore.NetworkStream:
+        addresses = self.guard.resolve(host)  # one lookup; raises BlockedAddressError before any socket exists
+        error: Exception | None = None
+        for address in addresses:
+            try:
+                return self._inner.connect_tcp(
+                    str(address), port, timeout=timeout, local_address=local_address, socket_options=socket_options
+                )
+            except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
+                error = exc
+        assert error is not None
+        raise error
+
+    def connect_unix_socket(self, path: str, timeout: float | None = None, socket_options: Iterable[Any] | None = None) -> httpcore.NetworkStream:
+        raise httpcore.ConnectError("unix sockets are not used by the web loader")
+
+    def sleep(self, seconds: float) -> None:
+        self._inner.sleep(seconds)
+
+
+def make_ssl_context(*, verify: bool, ca_bundle: str | None) -> ssl.SSLContext:
+    """Certificate checking against the host name (system-independent: certifi, or ``ca_bundle``)."""
+    if not verify:
+        context = ssl.create_default_context()
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+        return context
+    if ca_bundle:
+        return ssl.create_default_context(cafile=ca_bundle)
+    import certifi
+
+    return ssl.create_default_context(cafile=certifi.where())
+
+
+def make_client(guard: AddressGuard, *, verify: bool = True, ca_bundle: str | None = None, max_connections: int = 10) -> httpx.Client:
+    """An httpx client that never follows redirects by itself and connects only through the guard."""
+    transport = httpx.HTTPTransport(trust_env=False)
+    pool = getattr(transport, "_pool", None)
+    if not isinstance(pool, httpcore.ConnectionPool):  # pragma: no cover - an httpx release changed its internals
+        raise RuntimeError("ragloom-web needs httpx 0.25–0.28 (HTTPTransport._pool is not an httpcore.ConnectionPool)")
+    transport._pool = httpcore.ConnectionPool(  # type: ignore[attr-defined]
+        ssl_context=make_ssl_context(verify=verify, ca_bundle=ca_bundle),
+        max_connections=max_connections,
+        max_keepalive_connections=max_connections,
+        keepalive_expiry=5.0,
+        network_backend=GuardedBackend(guard),
+    )
+    return httpx.Client(transport=transport, trust_env=False, follow_redirects=False)
