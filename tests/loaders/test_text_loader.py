@@ -39,7 +39,7 @@ def test_legacy_encoding_is_detected(tmp_path: Path) -> None:
 def test_detection_off_is_a_clear_error(tmp_path: Path) -> None:
     path = tmp_path / "latin1.txt"
     path.write_bytes(SENTENCE.encode("latin-1"))
-    with pytest.raises(LoaderError, match=r"\(byte 7\): not valid UTF-8") as info:
+    with pytest.raises(LoaderError, match=r"\(byte 8\): not valid UTF-8") as info:
         list(TextLoader(TextLoaderConfig(detect_encoding=False)).load(str(path)))
     assert info.value.source == str(path)
 
