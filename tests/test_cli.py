@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 
-
 def ragloom(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "ragloom.cli", *args],

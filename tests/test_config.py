@@ -156,9 +156,9 @@ def test_bad_filter_in_config_is_a_config_error(tmp_path: Path, registry: Regist
 
 class TestSecrets:
     def test_plain_value_is_refused(self, tmp_path: Path, registry: Registry) -> None:
-        from ragloom.config import structure_options
-
         import attrs
+
+        from ragloom.config import structure_options
 
         @attrs.frozen
         class WithKey:
@@ -170,9 +170,9 @@ class TestSecrets:
         assert "sk-live-123" not in str(info.value).split("invalid value")[0]
 
     def test_reference_is_resolved_at_build_and_masked(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        from ragloom.config import structure_options
-
         import attrs
+
+        from ragloom.config import structure_options
 
         @attrs.frozen
         class WithKey:
