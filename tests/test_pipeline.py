@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import CountingEmbedder
+from helpers import CountingEmbedder
 
 from ragloom import ConfigError, DimensionMismatchError, LoaderError, Pipeline
 from ragloom.stores.memory import MemoryStore
