@@ -113,3 +113,11 @@ def test_ingest_with_failures_reports_them(project: Path) -> None:
     assert ran.returncode == 0, ran.stderr
     assert "failed: corpus/broken.md: invalid YAML frontmatter" in ran.stdout
     assert "skipped (no loader for this file type): corpus/image.png" in ran.stdout
+
+
+def test_progress_bar_only_when_asked_or_on_a_terminal(project: Path) -> None:
+    shown = ragloom("ingest", "--progress", "always", cwd=project)
+    assert shown.returncode == 0, shown.stderr
+    assert "12/12" in shown.stderr and "ingest" in shown.stderr
+    quiet = ragloom("ingest", cwd=project)  # stderr is a pipe here: no bar
+    assert quiet.stderr == ""

@@ -101,7 +101,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
             with Progress(
                 TextColumn("[bold]ingest"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                TextColumn("{task.description}"), transient=True, console=_stderr_console(),
+                TextColumn("{task.description}"), transient=True, console=_stderr_console(force=args.progress == "always"),
             ) as bar:
                 task = bar.add_task("", total=None)
 
@@ -128,10 +128,10 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     return 0
 
 
-def _stderr_console() -> Any:
+def _stderr_console(*, force: bool = False) -> Any:
     from rich.console import Console
 
-    return Console(stderr=True)
+    return Console(stderr=True, force_terminal=True if force else None)
 
 
 def cmd_query(args: argparse.Namespace) -> int:
