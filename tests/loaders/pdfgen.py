@@ -150,7 +150,12 @@ def make_pdf(
     xref = len(out)
     out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
     out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    trailer = b"/Size %d /Root %d 0 R /ID [<%s> <%s>]" % (len(objects) + 1, catalog, file_id.hex().encode(), file_id.hex().encode())
+    trailer = b"/Size %d /Root %d 0 R /ID [<%s> <%s>]" % (
+        len(objects) + 1,
+        catalog,
+        file_id.hex().encode(),
+        file_id.hex().encode(),
+    )
     if info_id is not None:
         trailer += b" /Info %d 0 R" % info_id
     if encrypt_id is not None:

@@ -56,7 +56,11 @@ def test_explicit_delimiter_and_quotechar(tmp_path: Path) -> None:
 def test_headerless_files(tmp_path: Path) -> None:
     path = tmp_path / "plain.csv"
     path.write_text("first row,1\nsecond row,2\n")
-    docs = list(CsvLoader(CsvLoaderConfig(has_header=False, content_columns=("column_1",), metadata_columns=("column_2",))).load(str(path)))
+    docs = list(
+        CsvLoader(CsvLoaderConfig(has_header=False, content_columns=("column_1",), metadata_columns=("column_2",))).load(
+            str(path)
+        )
+    )
     assert [(d.text, d.metadata["column_2"], d.metadata["row"]) for d in docs] == [("first row", "1", 1), ("second row", "2", 2)]
     named = CsvLoaderConfig(has_header=False, column_names=("text", "n"), content_columns=("text",), metadata_columns=("n",))
     assert [d.metadata["n"] for d in CsvLoader(named).load(str(path))] == ["1", "2"]
@@ -65,14 +69,20 @@ def test_headerless_files(tmp_path: Path) -> None:
 def test_empty_rows_skipped_or_kept(tmp_path: Path) -> None:
     path = tmp_path / "gaps.csv"
     path.write_text("text,n\nhello,1\n,2\nbye,3\n")
-    assert [d.metadata["n"] for d in CsvLoader(CsvLoaderConfig(content_columns=("text",), metadata_columns=("n",))).load(str(path))] == ["1", "3"]
+    assert [
+        d.metadata["n"] for d in CsvLoader(CsvLoaderConfig(content_columns=("text",), metadata_columns=("n",))).load(str(path))
+    ] == ["1", "3"]
     keep = CsvLoaderConfig(content_columns=("text",), metadata_columns=("n",), skip_empty_rows=False)
     assert [d.text for d in CsvLoader(keep).load(str(path))] == ["hello", "", "bye"]
 
 
 def test_non_utf8_is_detected_or_forced(tmp_path: Path) -> None:
     path = tmp_path / "latin.csv"
-    path.write_bytes(("name,desc\n" + "".join(f"lampe {i},Lumière très élégante pour le salon numéro {i}\n" for i in range(30))).encode("cp1252"))
+    path.write_bytes(
+        ("name,desc\n" + "".join(f"lampe {i},Lumière très élégante pour le salon numéro {i}\n" for i in range(30))).encode(
+            "cp1252"
+        )
+    )
     docs = list(CsvLoader(CsvLoaderConfig(content_columns=("desc",))).load(str(path)))
     assert len(docs) == 30
     # detection may pick any Latin code page: the letters they share must come out right
@@ -84,7 +94,11 @@ def test_non_utf8_is_detected_or_forced(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("content", "config", "match"),
     [
-        ("a,b\n1,2\n", CsvLoaderConfig(content_columns=("c",)), r"\(header\): content_columns: no column 'c'; the columns are \['a', 'b'\]"),
+        (
+            "a,b\n1,2\n",
+            CsvLoaderConfig(content_columns=("c",)),
+            r"\(header\): content_columns: no column 'c'; the columns are \['a', 'b'\]",
+        ),
         ("a,b\n1,2\n", CsvLoaderConfig(metadata_columns=("z",)), "metadata_columns: no column 'z'"),
         ("a,b\n1,2\n1,2,3\n", CsvLoaderConfig(delimiter=","), r"\(row 2\): row has 3 values but there are 2 columns"),
         ("id,t\n1,x\n1,y\n", CsvLoaderConfig(id_column="id", content_columns=("t",)), r"\(row 2\): duplicate id '1'"),

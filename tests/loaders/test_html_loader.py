@@ -43,7 +43,9 @@ def test_extract_html_contract() -> None:
         '<link rel="alternate canonical" href="page?a=1"></head><body><p>x</p></body></html>',
         base_url="https://example.org/docs/",
     )
-    assert content == HtmlContent(text="x", title="T", description="D", lang="de", canonical_url="https://example.org/docs/page?a=1")
+    assert content == HtmlContent(
+        text="x", title="T", description="D", lang="de", canonical_url="https://example.org/docs/page?a=1"
+    )
 
 
 def test_selector_matching_nothing_gives_empty_text() -> None:
@@ -90,7 +92,11 @@ def test_block_aware_text(html: str, text: str) -> None:
 
 def test_charset_from_meta(tmp_path: Path) -> None:
     page = tmp_path / "latin.html"
-    page.write_bytes('<html><head><meta http-equiv="Content-Type" content="text/html; charset=windows-1252"></head><body><p>Café € naïve</p></body></html>'.encode("cp1252"))
+    page.write_bytes(
+        '<html><head><meta http-equiv="Content-Type" content="text/html; charset=windows-1252"></head><body><p>Café € naïve</p></body></html>'.encode(
+            "cp1252"
+        )
+    )
     [doc] = HtmlLoader().load(str(page))
     assert doc.text == "Café € naïve"
 

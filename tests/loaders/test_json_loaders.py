@@ -14,10 +14,19 @@ from ragloom.types import make_document_id
 
 def test_items_at_a_path_with_fields(fixtures: Path) -> None:
     path = str(fixtures / "faq.json")
-    config = JsonLoaderConfig(items_path="data.entries", content_field="answer.text", id_field="slug", metadata_fields=("question", "topic", "rank"))
+    config = JsonLoaderConfig(
+        items_path="data.entries", content_field="answer.text", id_field="slug", metadata_fields=("question", "topic", "rank")
+    )
     docs = list(JsonLoader(config).load(path))
     assert [d.text for d in docs] == ["About two hours.", "Hold the button twice.", "Yes, the battery is under 100 Wh."]
-    assert docs[0].metadata == {"file_name": "faq.json", "item": 0, "id": "charge", "question": "How long does charging take?", "topic": "power", "rank": 1}
+    assert docs[0].metadata == {
+        "file_name": "faq.json",
+        "item": 0,
+        "id": "charge",
+        "question": "How long does charging take?",
+        "topic": "power",
+        "rank": 1,
+    }
     assert docs[1].id == make_document_id(path, "id:warm")
     assert {d.source for d in docs} == {path}
 

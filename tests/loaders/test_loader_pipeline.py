@@ -15,7 +15,9 @@ from ragloom.loaders import pages_for_span
 @pytest.fixture
 def mixed(fixtures: Path) -> Path:
     """A folder with one file of every kind, plus one no loader handles."""
-    (fixtures / "intro.md").write_text("---\ntitle: Intro\naudience: owners\n---\n# Welcome\n\nThe Lumen Lamp glows in three colours.\n")
+    (fixtures / "intro.md").write_text(
+        "---\ntitle: Intro\naudience: owners\n---\n# Welcome\n\nThe Lumen Lamp glows in three colours.\n"
+    )
     (fixtures / "notes.txt").write_text("Battery notes: the lamp runs ten hours on one charge.\n")
     (fixtures / "manual.pdf").write_bytes(
         make_pdf(
@@ -36,7 +38,16 @@ def test_mixed_directory_in_one_call(mixed: Path) -> None:
     # md 1 + txt 1 + json 1 (an object) + jsonl 3 lines + csv 3 rows + tsv 2 rows + html 1 + pdf 1
     assert result.documents == 13
     stored = {Path(s).name for s in pipeline.store.sources(pipeline.namespace)}
-    assert stored == {"intro.md", "notes.txt", "faq.json", "reviews.jsonl", "products.csv", "parts.tsv", "page.html", "manual.pdf"}
+    assert stored == {
+        "intro.md",
+        "notes.txt",
+        "faq.json",
+        "reviews.jsonl",
+        "products.csv",
+        "parts.tsv",
+        "page.html",
+        "manual.pdf",
+    }
     again = pipeline.ingest(mixed)
     assert again.embedded == 0 and again.unchanged == 13
 
@@ -44,7 +55,9 @@ def test_mixed_directory_in_one_call(mixed: Path) -> None:
 def test_loader_metadata_reaches_query_results(mixed: Path) -> None:
     pipeline = (
         Pipeline.builder()
-        .loader("json", items_path="data.entries", content_field="answer.text", id_field="slug", metadata_fields=("topic", "rank"))
+        .loader(
+            "json", items_path="data.entries", content_field="answer.text", id_field="slug", metadata_fields=("topic", "rank")
+        )
         .loader("jsonl", content_field="text", metadata_fields=("stars",))
         .loader("csv", content_columns=("body",), metadata_columns=("title", "category"))
         .build()
