@@ -20,6 +20,18 @@ class FixedConfig:
             raise ValueError(f"'overlap' ({self.overlap}) must be smaller than 'size' ({self.size})")
 
 
+def _drop_covered(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Drop a trimmed window that the next one, starting at the same character, covers."""
+    out: list[tuple[int, int]] = []
+    for start, end in spans:
+        if end <= start:
+            continue
+        if out and out[-1][0] == start and out[-1][1] <= end:
+            out.pop()
+        out.append((start, end))
+    return out
+
+
 class FixedChunker:
     """Cuts text every ``size - overlap`` characters; edges trimmed of whitespace."""
 
@@ -35,7 +47,7 @@ class FixedChunker:
             spans.append(trim_span(text, start, min(start + size, len(text))))
             if start + size >= len(text):
                 break
-        return drop_contained(spans)
+        return drop_contained(_drop_covered(spans))
 
     def chunk(self, document: Document) -> list[Chunk]:
         """Chunks of the document."""

@@ -1,0 +1,61 @@
+"""Sentence boundaries: abbreviations, decimals, ellipses and quotes; long-sentence fallback."""
+
+from __future__ import annotations
+
+import pytest
+from chunker_checks import check_spans
+
+from ragloom.chunkers import SentenceChunker, SentenceConfig
+from ragloom.chunkers.sentence import sentence_ends
+
+
+def sentences(text: str) -> list[str]:
+    ends = sentence_ends(text)
+    return [text[a:b].strip() for a, b in zip([0, *ends], ends, strict=False)]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("One. Two! Three? Four", ["One.", "Two!", "Three?", "Four"]),
+        ("Dr. Smith met Mr. Jones. They talked.", ["Dr. Smith met Mr. Jones.", "They talked."]),
+        ("Use tools, e.g. Python and i.e. Rust. Next one.", ["Use tools, e.g. Python and i.e. Rust.", "Next one."]),
+        ("The U.S. Army arrived. It left.", ["The U.S. Army arrived.", "It left."]),
+        ("It costs 3.14 dollars. Cheap.", ["It costs 3.14 dollars.", "Cheap."]),
+        ("Wait... What happened? Nothing… Really.", ["Wait... What happened?", "Nothing… Really."]),
+        ('He said "Stop." Then he left.', ['He said "Stop."', "Then he left."]),
+        ('"Stop!" he said. Then silence.', ['"Stop!" he said.', "Then silence."]),
+        ("See Fig. 3 for details. Done.", ["See Fig. 3 for details.", "Done."]),
+        ("Written by J. R. Tolkien. A classic.", ["Written by J. R. Tolkien.", "A classic."]),
+        ("A heading\n\nA paragraph without end\n\nLast", ["A heading", "A paragraph without end", "Last"]),
+        ("第一句。第二句！第三句", ["第一句。", "第二句！", "第三句"]),
+        ("lower. case continues the sentence.", ["lower. case continues the sentence."]),
+    ],
+)
+def test_sentence_boundaries(text: str, expected: list[str]) -> None:
+    assert sentences(text) == expected
+
+
+def test_packs_whole_sentences_up_to_size() -> None:
+    text = "Alpha beta gamma. Delta epsilon. Zeta eta theta iota. Kappa."
+    chunker = SentenceChunker(SentenceConfig(size=35))
+    assert [text[a:b] for a, b in chunker.spans(text)] == ["Alpha beta gamma. Delta epsilon.", "Zeta eta theta iota. Kappa."]
+
+
+def test_overlap_carries_whole_trailing_sentences() -> None:
+    text = "One one. Two two. Three three. Four four. Five five."
+    spans = SentenceChunker(SentenceConfig(size=30, overlap=12)).spans(text)
+    chunks = [text[a:b] for a, b in spans]
+    # "Three three. " (13 characters) is longer than the overlap, so the third chunk starts after it
+    assert chunks == ["One one. Two two.", "Two two. Three three.", "Four four. Five five."]
+    check_spans(text, spans, 30)
+
+
+def test_a_sentence_longer_than_size_falls_back_to_recursive_splitting() -> None:
+    long = "word " * 40 + "end."
+    text = f"Short one. {long} After."
+    spans = SentenceChunker(SentenceConfig(size=50)).spans(text)
+    check_spans(text, spans, 50)
+    assert text[spans[0][0] : spans[0][1]].startswith("Short one.")
+    assert all(not text[a:b].startswith("ord") for a, b in spans), "cuts fall on spaces, not inside words"
+    assert text[spans[-1][0] : spans[-1][1]].endswith("After.")
