@@ -262,7 +262,9 @@ class MemoryStore:
             rows = self._matching_rows(namespace, filter)
             if len(rows) == 0 or top_k <= 0:
                 return []
-            scores = self._vectors[rows] @ normalize_rows(query)
+            # one matrix-vector product over every row, then pick the candidates:
+            # avoids copying the candidate rows of the matrix on each query
+            scores = (self._vectors[: self._size] @ normalize_rows(query))[rows]
             chunks = [self._chunks[r] for r in rows.tolist()]
         k = min(top_k, len(scores))
         best = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))

@@ -1,0 +1,353 @@
+"""Retrieval quality as numbers: run a pipeline over a BEIR-format dataset (``ragloom eval``).
+
+A BEIR dataset folder holds ``corpus.jsonl`` (``_id``, ``title``, ``text``),
+``queries.jsonl`` (``_id``, ``text``) and ``qrels/<split>.tsv`` (``query-id``,
+``corpus-id``, ``score``). Every corpus line becomes a document whose text is
+``title + "\\n" + text`` and whose metadata holds ``doc_id``; chunk results are
+mapped back to documents (a document's score is its best chunk's). The metrics
+follow trec_eval / pytrec_eval (linear gain nDCG, binary recall and reciprocal
+rank, relevance > 0) and are averaged over every query of the split that has
+judgements — a query that retrieves nothing counts as 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import os
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from ragloom.errors import ConfigError, RagloomError
+from ragloom.types import Document
+
+DEFAULT_METRICS = ("ndcg@10", "recall@10", "recall@100", "mrr@10")
+_METRIC_NAMES = {"ndcg": "nDCG", "recall": "Recall", "mrr": "MRR"}
+
+Qrels = Mapping[str, Mapping[str, int]]
+
+
+# --------------------------------------------------------------------------- dataset
+
+
+@attrs.frozen(kw_only=True)
+class BeirDataset:
+    """A BEIR-format dataset folder and one split of its judgements."""
+
+    root: Path
+    split: str
+    queries: dict[str, str]
+    qrels: dict[str, dict[str, int]]
+
+    @property
+    def name(self) -> str:
+        """The folder's name (``scifact``)."""
+        return self.root.name
+
+    @property
+    def corpus_path(self) -> Path:
+        """``corpus.jsonl``."""
+        return self.root / "corpus.jsonl"
+
+    def documents(self) -> Iterator[Document]:
+        """The corpus as documents, streamed (one source: the corpus file)."""
+        source = str(self.corpus_path.resolve())
+        for number, item in _read_jsonl(self.corpus_path):
+            doc_id = item.get("_id")
+            if doc_id is None or str(doc_id) == "":
+                raise ConfigError(f"{self.corpus_path}:{number}: a corpus line needs an '_id'")
+            title = str(item.get("title") or "")
+            text = str(item.get("text") or "")
+            body = f"{title}\n{text}" if title else text
+            metadata = {"doc_id": str(doc_id)}
+            if title:
+                metadata["title"] = title
+            yield Document.create(body, source, part=str(doc_id), metadata=metadata)
+
+
+def _read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    try:
+        handle = path.open(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
+    with handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                item = json.loads(line)
+            except ValueError as exc:
+                raise ConfigError(f"{path}:{number}: invalid JSON: {exc}") from None
+            if not isinstance(item, dict):
+                raise ConfigError(f"{path}:{number}: expected a JSON object")
+            yield number, item
+
+
+def load_qrels(path: Path) -> dict[str, dict[str, int]]:
+    """``{query_id: {doc_id: relevance}}`` from a BEIR qrels TSV (header line optional)."""
+    qrels: dict[str, dict[str, int]] = {}
+    try:
+        handle = path.open(encoding="utf-8", newline="")
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
+    with handle:
+        for number, row in enumerate(csv.reader(handle, delimiter="\t"), start=1):
+            if not row or not "".join(row).strip():
+                continue
+            if number == 1 and row[0].strip().lower() in ("query-id", "query_id", "qid"):
+                continue
+            if len(row) < 3:
+                raise ConfigError(f"{path}:{number}: expected query-id, corpus-id, score")
+            try:
+                score = int(float(row[2]))
+            except ValueError:
+                raise ConfigError(f"{path}:{number}: score {row[2]!r} is not a number") from None
+            qrels.setdefault(row[0].strip(), {})[row[1].strip()] = score
+    return qrels
+
+
+def load_beir(dataset_dir: str | os.PathLike[str], *, split: str = "test") -> BeirDataset:
+    """Read the queries and the judgements of one split (the corpus is streamed later)."""
+    root = Path(dataset_dir)
+    if not root.is_dir():
+        raise ConfigError(f"dataset folder not found: {root}")
+    for name in ("corpus.jsonl", "queries.jsonl"):
+        if not (root / name).is_file():
+            raise ConfigError(f"{root} is not a BEIR dataset: {name} is missing")
+    qrels_path = root / "qrels" / f"{split}.tsv"
+    if not qrels_path.is_file():
+        available = sorted(p.stem for p in (root / "qrels").glob("*.tsv")) if (root / "qrels").is_dir() else []
+        raise ConfigError(f"no judgements for split {split!r}: {qrels_path} is missing (available: {', '.join(available) or 'none'})")
+    qrels = load_qrels(qrels_path)
+    queries = {str(item.get("_id")): str(item.get("text") or "") for _, item in _read_jsonl(root / "queries.jsonl")}
+    missing = [qid for qid in qrels if qid not in queries]
+    if missing:
+        raise ConfigError(f"{qrels_path}: {len(missing)} judged queries are not in queries.jsonl (e.g. {missing[0]!r})")
+    return BeirDataset(root=root, split=split, queries={qid: queries[qid] for qid in qrels}, qrels=qrels)
+
+
+# --------------------------------------------------------------------------- metrics
+
+
+def parse_metric(name: str) -> tuple[str, int]:
+    """``"ndcg@10"`` -> ``("ndcg", 10)``."""
+    kind, _, cutoff = name.lower().partition("@")
+    if kind not in _METRIC_NAMES or not cutoff.isdigit() or int(cutoff) <= 0:
+        raise ConfigError(f"unknown metric {name!r}; use ndcg@K, recall@K or mrr@K")
+    return kind, int(cutoff)
+
+
+def ndcg_at_k(ranking: Sequence[str], judged: Mapping[str, int], k: int) -> float:
+    """nDCG@k with linear gain (trec_eval's ``ndcg_cut``)."""
+    dcg = sum(judged.get(doc, 0) / math.log2(rank + 1) for rank, doc in enumerate(ranking[:k], start=1) if judged.get(doc, 0) > 0)
+    ideal = sorted((g for g in judged.values() if g > 0), reverse=True)[:k]
+    idcg = sum(g / math.log2(rank + 1) for rank, g in enumerate(ideal, start=1))
+    return dcg / idcg if idcg > 0 else 0.0
+
+
+def recall_at_k(ranking: Sequence[str], judged: Mapping[str, int], k: int) -> float:
+    """Share of the relevant documents found in the top k."""
+    relevant = {doc for doc, g in judged.items() if g > 0}
+    return len(relevant.intersection(ranking[:k])) / len(relevant) if relevant else 0.0
+
+
+def mrr_at_k(ranking: Sequence[str], judged: Mapping[str, int], k: int) -> float:
+    """1 / rank of the first relevant document in the top k (0 when none)."""
+    for rank, doc in enumerate(ranking[:k], start=1):
+        if judged.get(doc, 0) > 0:
+            return 1.0 / rank
+    return 0.0
+
+
+_METRIC_FUNCTIONS = {"ndcg": ndcg_at_k, "recall": recall_at_k, "mrr": mrr_at_k}
+
+
+def score_rankings(rankings: Mapping[str, Sequence[str]], qrels: Qrels, metrics: Sequence[str] = DEFAULT_METRICS) -> dict[str, float]:
+    """Mean of each metric over every judged query (a query absent from ``rankings`` scores 0)."""
+    parsed = [(name, *parse_metric(name)) for name in metrics]
+    totals = dict.fromkeys(metrics, 0.0)
+    judged_queries = [qid for qid, judged in qrels.items() if any(g > 0 for g in judged.values())]
+    for qid in judged_queries:
+        ranking = rankings.get(qid, ())
+        for name, kind, k in parsed:
+            totals[name] += _METRIC_FUNCTIONS[kind](ranking, qrels[qid], k)
+    count = len(judged_queries) or 1
+    return {name: total / count for name, total in totals.items()}
+
+
+def documents_ranking(results: Iterable[Any]) -> list[str]:
+    """Chunk results (best first) -> document ids ranked by their best chunk."""
+    ranking: list[str] = []
+    seen: set[str] = set()
+    for result in sorted(results, key=lambda r: -r.score):
+        doc_id = str(result.metadata.get("doc_id", result.document_id))
+        if doc_id not in seen:
+            seen.add(doc_id)
+            ranking.append(doc_id)
+    return ranking
+
+
+# --------------------------------------------------------------------------- running
+
+
+def _ingest(pipeline: Any, documents: Iterable[Document]) -> Any:
+    ingest_documents = getattr(pipeline, "ingest_documents", None)
+    if callable(ingest_documents):
+        return ingest_documents(documents)
+    from ragloom.pipeline import _Tally  # until Pipeline.ingest_documents exists
+
+    tally = _Tally()
+    pipeline._ingest_documents(documents, (), tally)
+    return tally.result()
+
+
+def _pipeline_for(pipeline_or_config: Any, dataset: BeirDataset) -> tuple[Any, bool]:
+    from ragloom.config import PipelineConfig
+    from ragloom.pipeline import Pipeline
+
+    if isinstance(pipeline_or_config, Pipeline):
+        return pipeline_or_config, False
+    if pipeline_or_config is None:
+        config = PipelineConfig()
+    elif isinstance(pipeline_or_config, PipelineConfig):
+        config = pipeline_or_config
+    elif isinstance(pipeline_or_config, (str, os.PathLike)):
+        config = PipelineConfig.from_toml(pipeline_or_config)
+    else:
+        raise ConfigError(f"evaluate() takes a Pipeline, a PipelineConfig or a TOML path, got {type(pipeline_or_config).__name__}")
+    config = attrs.evolve(config, namespace=f"{config.namespace}-eval-{dataset.name}")
+    return Pipeline.from_config(config), True
+
+
+def _retriever(pipeline: Any, name: str | None) -> tuple[str, Any]:
+    configured = pipeline.config.retriever.type
+    if name is None or name == configured:
+        return configured, pipeline.retriever
+    from ragloom.plugins import BuildContext
+
+    context = BuildContext(
+        registry=pipeline.registry,
+        base_dir=pipeline.config.base_dir,
+        namespace=pipeline.namespace,
+        embedder=pipeline.embedder,
+        store=pipeline.store,
+        llm=pipeline.llm,
+    )
+    return name, context.build("retriever", name, {}, path=f"--retriever {name}")
+
+
+def evaluate(
+    pipeline_or_config: Any,
+    dataset_dir: str | os.PathLike[str],
+    *,
+    split: str = "test",
+    retrievers: Sequence[str] | None = None,
+    metrics: Sequence[str] = DEFAULT_METRICS,
+) -> dict[str, Any]:
+    """Ingest a BEIR dataset into the pipeline's store and score each retriever.
+
+    ``pipeline_or_config``: a Pipeline (used as is), a PipelineConfig or a TOML
+    path (built with namespace ``<namespace>-eval-<dataset>``), or None for the
+    default pipeline. ``retrievers``: registered names (the configured retriever
+    keeps its options; others get their defaults); None: the configured one.
+    The pipeline's reranker, if any, reorders each retriever's candidates.
+    """
+    dataset = load_beir(dataset_dir, split=split)
+    depth = max(parse_metric(m)[1] for m in metrics)
+    pipeline, owned = _pipeline_for(pipeline_or_config, dataset)
+    try:
+        started = time.perf_counter()
+        ingested = _ingest(pipeline, dataset.documents())
+        ingest_seconds = time.perf_counter() - started
+        stats = pipeline.store.stats(pipeline.namespace)
+        documents = stats.get("documents") or ingested.documents or 1
+        chunks = stats.get("chunks") or documents
+        fetch = max(depth, math.ceil(depth * chunks / documents))
+        report: dict[str, Any] = {
+            "dataset": dataset.name,
+            "split": split,
+            "queries": len(dataset.queries),
+            "documents": documents,
+            "chunks": chunks,
+            "ingest_seconds": round(ingest_seconds, 3),
+            "retrievers": {},
+        }
+        for requested in list(retrievers or [None]):
+            name, retriever = _retriever(pipeline, requested)
+            rankings: dict[str, list[str]] = {}
+            started = time.perf_counter()
+            for qid, text in dataset.queries.items():
+                results = retriever.retrieve(text, top_k=fetch) if text.strip() else []
+                if pipeline.reranker is not None and results:
+                    results = pipeline.reranker.rerank(text, results, len(results))
+                rankings[qid] = documents_ranking(results)
+            seconds = time.perf_counter() - started
+            scores = score_rankings(rankings, dataset.qrels, metrics)
+            scores["queries_per_second"] = round(len(dataset.queries) / seconds, 1) if seconds > 0 else 0.0
+            report["retrievers"][name] = scores
+        return report
+    finally:
+        if owned:
+            pipeline.close()
+
+
+# --------------------------------------------------------------------------- CLI
+
+
+def format_report(report: Mapping[str, Any], metrics: Sequence[str] = DEFAULT_METRICS) -> str:
+    """A plain-text table of an :func:`evaluate` report."""
+    headers = ["retriever", *(f"{_METRIC_NAMES[parse_metric(m)[0]]}@{parse_metric(m)[1]}" for m in metrics), "queries/s"]
+    rows = [
+        [name, *(f"{scores[m]:.4f}" for m in metrics), f"{scores['queries_per_second']:.0f}"]
+        for name, scores in report["retrievers"].items()
+    ]
+    widths = [max(len(str(row[i])) for row in [headers, *rows]) for i in range(len(headers))]
+    lines = [
+        f"{report['dataset']} ({report['split']}): {report['queries']} queries, {report['documents']} documents, "
+        f"{report['chunks']} chunks, ingest {report['ingest_seconds']:.1f} s",
+        "  ".join(h.ljust(w) if i == 0 else h.rjust(w) for i, (h, w) in enumerate(zip(headers, widths, strict=True))),
+    ]
+    for row in rows:
+        lines.append("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True))))
+    return "\n".join(lines)
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    """``ragloom eval DATASET_DIR``."""
+    config_path = getattr(args, "config", None)
+    if config_path is not None and not Path(config_path).exists():
+        if config_path != "ragloom.toml":
+            raise RagloomError(f"config file not found: {config_path} (pass -c/--config PATH)")
+        config_path = None  # no ragloom.toml here: evaluate the default pipeline
+    report = evaluate(config_path, args.dataset, split=args.split, retrievers=args.retrievers or None)
+    if getattr(args, "json", False):
+        print(json.dumps(report, indent=2))
+    else:
+        print(format_report(report))
+    return 0
+
+
+def add_eval_command(subparsers: Any) -> argparse.ArgumentParser:
+    """Add ``eval`` to the ``ragloom`` command's subparsers."""
+    parser = subparsers.add_parser(
+        "eval",
+        help="score retrieval on a BEIR-format dataset (nDCG@10, Recall@10, Recall@100, MRR@10)",
+        description="Ingest a BEIR-format dataset (corpus.jsonl, queries.jsonl, qrels/SPLIT.tsv) into the "
+        "pipeline's store (namespace <namespace>-eval-<dataset>) and score each retriever.",
+    )
+    parser.add_argument("dataset", metavar="DATASET_DIR", help="folder with corpus.jsonl, queries.jsonl and qrels/")
+    parser.add_argument("--split", default="test", help="qrels split to score (default: test)")
+    parser.add_argument(
+        "--retriever", action="append", default=[], dest="retrievers", metavar="NAME",
+        help="retriever to score (repeatable; default: the configured one)",
+    )
+    parser.add_argument("-c", "--config", default=argparse.SUPPRESS, help="pipeline TOML file (default: ragloom.toml, else built-in defaults)")
+    parser.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print JSON")
+    parser.set_defaults(handler=cmd_eval)
+    return parser
