@@ -1,0 +1,153 @@
+"""Opening a DuckDB file: extensions, locking, schema version, per-thread cursors.
+
+Every store object of one process that opens the same file shares one
+:class:`Database` (one DuckDB instance, one lock, one vector mirror), so two
+objects can never hold diverging copies. The vss extension is loaded from the
+``duckdb-extension-vss`` wheel *before* the file is attached, so a WAL that
+touches an HNSW index replays cleanly after a crash.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+from ragloom.errors import StoreError
+
+SCHEMA_NAME = "ragloom-duckdb"
+SCHEMA_VERSION = 1
+
+_OPEN: dict[str, Database] = {}
+_OPEN_LOCK = threading.Lock()
+
+
+def _import_duckdb() -> Any:
+    try:
+        import duckdb
+    except ImportError as exc:  # pragma: no cover - a dependency of this package
+        raise StoreError("the duckdb store needs duckdb: pip install ragloom-duckdb") from exc
+    return duckdb
+
+
+def extension_path(name: str) -> str:
+    """The ``.duckdb_extension`` file shipped by the ``duckdb-extension-<name>`` wheel."""
+    try:
+        module = __import__(f"duckdb_extension_{name}")
+    except ImportError as exc:
+        raise StoreError(f"the duckdb store needs the {name} extension: pip install duckdb-extension-{name}") from exc
+    duckdb = _import_duckdb()
+    folder = Path(module.__file__).parent / "extensions"
+    exact = sorted(glob.glob(str(folder / f"v{duckdb.__version__}" / "*.duckdb_extension")))
+    found = exact or sorted(glob.glob(str(folder / "*" / "*.duckdb_extension")))
+    if not found:
+        raise StoreError(f"no {name} extension file for duckdb {duckdb.__version__} under {folder}")
+    return found[0]
+
+
+def _quote(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+class Database:
+    """One open DuckDB file (or ``:memory:`` database) and everything cached about it."""
+
+    def __init__(self, path: str, *, read_only: bool, threads: int | None):
+        duckdb = _import_duckdb()
+        self.path = path
+        self.read_only = read_only
+        self.lock = threading.RLock()
+        self.refs = 0
+        self.dim: int | None = None
+        self.next_row_id = 0
+        self.mirror: Any = None
+        self.keyword: dict[str, Any] = {}
+        self.hnsw_ready = False
+        self._local = threading.local()
+        config: dict[str, Any] = {}
+        if threads is not None:
+            config["threads"] = threads
+        self.con = duckdb.connect(":memory:", config=config)
+        try:
+            self.con.execute(f"LOAD {_quote(extension_path('vss'))}")
+            self.con.execute("SET hnsw_enable_experimental_persistence = true")
+            if path != ":memory:":
+                if read_only and not os.path.exists(path):
+                    raise StoreError(f"cannot open DuckDB store {path} read-only: no such file")
+                if not read_only:
+                    Path(path).parent.mkdir(parents=True, exist_ok=True)
+                mode = " (READ_ONLY)" if read_only else ""
+                self.con.execute(f"ATTACH {_quote(path)} AS ragloom_store{mode}")
+                self.con.execute("USE ragloom_store")
+        except duckdb.Error as exc:
+            self.con.close()
+            raise _open_error(path, exc) from exc
+        except BaseException:
+            self.con.close()
+            raise
+        self._cursors: list[Any] = []
+
+    def cursor(self) -> Any:
+        """This thread's cursor (DuckDB connections are not shared between threads)."""
+        cursor = getattr(self._local, "cursor", None)
+        if cursor is None:
+            cursor = self.con.cursor()
+            if self.path != ":memory:":
+                cursor.execute("USE ragloom_store")
+            self._local.cursor = cursor
+            with self.lock:
+                self._cursors.append(cursor)
+        return cursor
+
+    def close(self) -> None:
+        """Close every cursor and the database."""
+        for cursor in self._cursors:
+            try:
+                cursor.close()
+            except Exception:  # noqa: BLE001 - closing must not fail
+                pass
+        self._cursors.clear()
+        self.con.close()
+
+
+def _open_error(path: str, exc: Exception) -> StoreError:
+    text = str(exc)
+    if "lock" in text.lower():
+        return StoreError(
+            f"DuckDB store {path} is open for writing in another process ({text.strip().splitlines()[0]}); "
+            "set read_only = true in [store] to query it alongside, or use the pgvector store for many writers"
+        )
+    return StoreError(f"cannot open DuckDB store {path}: {text}")
+
+
+def acquire(path: str, *, read_only: bool, threads: int | None) -> Database:
+    """The shared Database of ``path`` (opened on first use)."""
+    if path == ":memory:":
+        database = Database(path, read_only=False, threads=threads)
+        database.refs = 1
+        return database
+    key = os.path.realpath(path)
+    with _OPEN_LOCK:
+        database = _OPEN.get(key)
+        if database is not None:
+            if database.read_only != read_only:
+                mode = "read-only" if database.read_only else "read-write"
+                raise StoreError(f"DuckDB store {path} is already open {mode} in this process; open it the same way")
+        else:
+            database = _OPEN[key] = Database(path, read_only=read_only, threads=threads)
+        database.refs += 1
+        return database
+
+
+def release(database: Database) -> None:
+    """Drop one reference; close the file with the last one."""
+    with _OPEN_LOCK:
+        database.refs -= 1
+        if database.refs > 0:
+            return
+        if database.path != ":memory:":
+            _OPEN.pop(os.path.realpath(database.path), None)
+    with database.lock:
+        database.close()

@@ -1,0 +1,95 @@
+"""The tables of a ragloom DuckDB file and the schema-version check on open.
+
+::
+
+    ragloom_meta(key, value)           schema name, schema version, vector dimension
+    sources(namespace, source,         committed generation (0: none) and the highest
+            generation, max_generation) generation ever staged
+    chunks(row_id, namespace, source, document_id, chunk_id, chunk_index,
+           generation, visible, text, start_offset, end_offset,
+           metadata JSON, tags VARCHAR[], content_hash, vector FLOAT[dim])
+
+``chunks`` is created by the first write, when the dimension is known. Vectors
+are stored L2-normalised.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ragloom.errors import StoreError
+from ragloom_duckdb.database import SCHEMA_NAME, SCHEMA_VERSION
+
+CHUNK_COLUMNS = (
+    "row_id",
+    "namespace",
+    "source",
+    "document_id",
+    "chunk_id",
+    "chunk_index",
+    "generation",
+    "visible",
+    "text",
+    "start_offset",
+    "end_offset",
+    "metadata",
+    "tags",
+    "content_hash",
+    "vector",
+)
+
+
+def chunks_ddl(dim: int) -> str:
+    """CREATE TABLE statement of ``chunks`` for vectors of ``dim`` floats."""
+    return (
+        "CREATE TABLE chunks (row_id BIGINT NOT NULL, namespace VARCHAR NOT NULL, source VARCHAR NOT NULL, "
+        "document_id VARCHAR NOT NULL, chunk_id VARCHAR NOT NULL, chunk_index INTEGER NOT NULL, "
+        "generation BIGINT NOT NULL, visible BOOLEAN NOT NULL, text VARCHAR NOT NULL, "
+        "start_offset BIGINT NOT NULL, end_offset BIGINT NOT NULL, metadata JSON, tags VARCHAR[], "
+        f"content_hash VARCHAR NOT NULL, vector FLOAT[{int(dim)}] NOT NULL)"
+    )
+
+
+def _tables(cursor: Any) -> set[str]:
+    rows = cursor.execute(
+        "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = 'main'"
+    ).fetchall()
+    return {row[0] for row in rows}
+
+
+def open_schema(cursor: Any, path: str, *, read_only: bool) -> tuple[int | None, bool]:
+    """Check (or create) the schema; return ``(dimension, has_chunks_table)``."""
+    tables = _tables(cursor)
+    if "ragloom_meta" not in tables:
+        if tables:
+            raise StoreError(
+                f"{path} is a DuckDB file but not a ragloom store (tables: {', '.join(sorted(tables))}); "
+                "point [store] path at a new file"
+            )
+        if read_only:
+            return None, False
+        cursor.execute("BEGIN")
+        cursor.execute("CREATE TABLE ragloom_meta (key VARCHAR NOT NULL, value VARCHAR NOT NULL)")
+        cursor.execute("INSERT INTO ragloom_meta VALUES ('schema', ?), ('schema_version', ?)", [SCHEMA_NAME, str(SCHEMA_VERSION)])
+        cursor.execute(
+            "CREATE TABLE sources (namespace VARCHAR NOT NULL, source VARCHAR NOT NULL, "
+            "generation BIGINT NOT NULL, max_generation BIGINT NOT NULL)"
+        )
+        cursor.execute("COMMIT")
+        return None, False
+    meta = dict(cursor.execute("SELECT key, value FROM ragloom_meta").fetchall())
+    if meta.get("schema") != SCHEMA_NAME:
+        raise StoreError(f"{path}: foreign schema {meta.get('schema')!r} (expected {SCHEMA_NAME!r}); point [store] path at a new file")
+    try:
+        version = int(meta.get("schema_version", ""))
+    except ValueError:
+        raise StoreError(f"{path}: unreadable schema version {meta.get('schema_version')!r}") from None
+    if version > SCHEMA_VERSION:
+        raise StoreError(
+            f"{path} has schema version {version}, newer than this ragloom-duckdb understands ({SCHEMA_VERSION}); "
+            "upgrade ragloom-duckdb"
+        )
+    if version < SCHEMA_VERSION:  # pragma: no cover - no older version exists yet
+        raise StoreError(f"{path} has schema version {version}; re-ingest into a new file")
+    dim = int(meta["dimension"]) if "dimension" in meta else None
+    return dim, "chunks" in tables

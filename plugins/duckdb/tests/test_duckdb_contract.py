@@ -1,0 +1,38 @@
+"""The duckdb store runs the shared store contract, on a file and in memory."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ragloom.testing import StoreContract
+from ragloom_duckdb import DuckDBStore, DuckDBStoreConfig
+
+
+class TestDuckDBFileContract(StoreContract):
+    @pytest.fixture
+    def store(self, tmp_path: Path) -> Iterator[DuckDBStore]:
+        self.path = tmp_path / "store.duckdb"
+        self.opened: list[DuckDBStore] = []
+        store = DuckDBStore(DuckDBStoreConfig(), path=self.path)
+        self.opened.append(store)
+        yield store
+        for opened in self.opened:
+            opened.close()
+
+    def reopen(self, store: Any) -> Any:
+        store.close()
+        fresh = DuckDBStore(DuckDBStoreConfig(), path=self.path)
+        self.opened.append(fresh)
+        return fresh
+
+
+class TestDuckDBMemoryContract(StoreContract):
+    @pytest.fixture
+    def store(self) -> Iterator[DuckDBStore]:
+        store = DuckDBStore(DuckDBStoreConfig(path=":memory:"))
+        yield store
+        store.close()
