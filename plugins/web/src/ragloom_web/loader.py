@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import ssl
 from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -26,7 +27,7 @@ from ragloom_web.decoding import decode_stream
 from ragloom_web.fetch import Fetched, Fetcher, HostThrottle
 from ragloom_web.robots import RobotsCache
 from ragloom_web.sitemap import parse_sitemap
-from ragloom_web.transport import make_client
+from ragloom_web.transport import make_client, make_ssl_context
 
 logger = logging.getLogger("ragloom_web")
 
@@ -45,16 +46,14 @@ class WebLoader:
         self.robots = RobotsCache(self.config.robots_cache_ttl)
         self.throttle = HostThrottle(self.config.per_host_concurrency, self.config.politeness_delay)
         self._secret_headers = {name: secret.get() for name, secret in self.config.secret_headers.items()}
+        self._ssl_context: ssl.SSLContext | None = None
 
     @contextlib.contextmanager
     def fetcher(self) -> Iterator[Fetcher]:
         """A fetcher with its own connection pool, closed afterwards (robots rules and throttling are shared)."""
-        client = make_client(
-            self.guard,
-            verify=self.config.verify_tls,
-            ca_bundle=self.config.ca_bundle,
-            max_connections=self.config.max_concurrency * 2,
-        )
+        if self._ssl_context is None:
+            self._ssl_context = make_ssl_context(verify=self.config.verify_tls, ca_bundle=self.config.ca_bundle)
+        client = make_client(self.guard, self._ssl_context, max_connections=self.config.max_concurrency * 2)
         try:
             yield Fetcher(self.config, self.guard, client, self.robots, self.throttle, self._secret_headers)
         finally:

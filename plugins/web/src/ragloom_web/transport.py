@@ -69,14 +69,14 @@ def make_ssl_context(*, verify: bool, ca_bundle: str | None) -> ssl.SSLContext:
     return ssl.create_default_context(cafile=certifi.where())
 
 
-def make_client(guard: AddressGuard, *, verify: bool = True, ca_bundle: str | None = None, max_connections: int = 10) -> httpx.Client:
+def make_client(guard: AddressGuard, ssl_context: ssl.SSLContext, *, max_connections: int = 10) -> httpx.Client:
     """An httpx client that never follows redirects by itself and connects only through the guard."""
-    transport = httpx.HTTPTransport(trust_env=False)
+    transport = httpx.HTTPTransport(verify=ssl_context, trust_env=False)
     pool = getattr(transport, "_pool", None)
     if not isinstance(pool, httpcore.ConnectionPool):  # pragma: no cover - an httpx release changed its internals
         raise RuntimeError("ragloom-web needs httpx 0.25–0.28 (HTTPTransport._pool is not an httpcore.ConnectionPool)")
     transport._pool = httpcore.ConnectionPool(  # type: ignore[attr-defined]
-        ssl_context=make_ssl_context(verify=verify, ca_bundle=ca_bundle),
+        ssl_context=ssl_context,
         max_connections=max_connections,
         max_keepalive_connections=max_connections,
         keepalive_expiry=5.0,
