@@ -51,7 +51,7 @@ LINE_TAGS = frozenset(
     {"br", "li", "dt", "dd", "tr", "td", "th", "thead", "tbody", "tfoot", "option", "textarea", "label", "input"}
 )  # fmt: skip
 _PRESERVE_TAGS = frozenset({"pre", "textarea", "listing", "plaintext"})
-_WHITESPACE = re.compile(r"[ \t\n\r\f\xa0\u200b]+")
+_WHITESPACE = re.compile("[ \t\n\r\f\xa0\u200b]+")
 _META_CHARSET = re.compile(rb"""<meta[^>]{0,512}?charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]{1,40})""", re.IGNORECASE)
 
 
@@ -66,109 +66,50 @@ class HtmlContent:
     canonical_url: str | None
 
 
-class _TextLimitReached(Exception):
-    pass
+# Private-use characters mark breaks and preformatted whitespace while the
+# parser's C code concatenates the text; they are removed from the input first.
+_PARAGRAPH = "\ue000"
+_LINE = "\ue001"
+_PRE_NEWLINE = "\ue002"
+_PRE_SPACE = "\ue003"
+_PRE_TAB = "\ue004"
+_SENTINELS = re.compile("[\ue000-\ue004]")
+_SENTINEL_CHARS = "\ue000\ue001\ue002\ue003\ue004"
+_BREAKS = re.compile("[\ue000\ue001][ \ue000\ue001]*")
+_PRE_WHITESPACE = str.maketrans({"\n": _PRE_NEWLINE, " ": _PRE_SPACE, "\t": _PRE_TAB, "\r": None})
+_PARAGRAPH_SELECTOR = ", ".join(sorted(PARAGRAPH_TAGS))
+_LINE_SELECTOR = ", ".join(sorted(LINE_TAGS))
+_SKIPPED_ELEMENTS = sorted(tag for tag in SKIPPED_TAGS if tag[0].isalpha())
 
 
-class _TextBuilder:
-    """Collects text pieces and breaks; collapses whitespace the way a browser renders it."""
-
-    def __init__(self, max_chars: int | None):
-        self.parts: list[str] = []
-        self.length = 0
-        self.pending_break = 0
-        self.pending_space = False
-        self.at_line_start = True
-        self.max_chars = max_chars
-
-    def _write(self, piece: str) -> None:
-        self.parts.append(piece)
-        self.length += len(piece)
-        if self.max_chars is not None and self.length > self.max_chars:
-            raise _TextLimitReached
-
-    def _flush_break(self) -> None:
-        if self.pending_break and self.parts:
-            self._write("\n" * self.pending_break)
-            self.at_line_start = True
-        self.pending_break = 0
-
-    def brk(self, level: int) -> None:
-        self.pending_break = max(self.pending_break, level)
-        self.pending_space = False
-
-    def text(self, value: str) -> None:
-        collapsed = _WHITESPACE.sub(" ", value)
-        if not collapsed:
-            return
-        core = collapsed.strip(" ")
-        if not core:
-            if not self.at_line_start or self.pending_break:
-                self.pending_space = True
-            return
-        if collapsed[0] == " ":
-            self.pending_space = True
-        self._flush_break()
-        if self.pending_space and not self.at_line_start:
-            self._write(" ")
-        self._write(core)
-        self.at_line_start = False
-        self.pending_space = collapsed[-1] == " "
-
-    def preformatted(self, value: str) -> None:
-        value = value.replace("\r\n", "\n").replace("\r", "\n")
-        if not value:
-            return
-        self._flush_break()
-        if self.pending_space and not self.at_line_start:
-            self._write(" ")
-        self._write(value)
-        self.at_line_start = value.endswith("\n")
-        self.pending_space = False
-
-    def result(self) -> str:
-        return "".join(self.parts).strip("\n ")
+def _break(match: re.Match[str]) -> str:
+    return "\n\n" if _PARAGRAPH in match.group(0) else "\n"
 
 
-def _collect_text(root: Any, builder: _TextBuilder) -> None:
-    """Walk ``root`` without recursion (hostile pages nest deeply), feeding the builder."""
-    preserve_depth = 0
-    stack: list[tuple[Any, bool]] = [(root, False)]
-    while stack:
-        node, leaving = stack.pop()
-        tag = node.tag
-        if leaving:
-            if tag in _PRESERVE_TAGS:
-                preserve_depth -= 1
-            if tag in PARAGRAPH_TAGS:
-                builder.brk(2)
-            elif tag in LINE_TAGS:
-                builder.brk(1)
-            continue
-        if tag == "-text":
-            value = node.text_content or ""
-            if preserve_depth:
-                builder.preformatted(value)
-            else:
-                builder.text(value)
-            continue
-        if tag in SKIPPED_TAGS or not node.is_element_node and not node.is_document_node:
-            continue
-        if node.is_element_node and "hidden" in (node.attributes or {}):
-            continue
-        if tag in PARAGRAPH_TAGS:
-            builder.brk(2)
-        elif tag in LINE_TAGS:
-            builder.brk(1)
-        if tag in _PRESERVE_TAGS:
-            preserve_depth += 1
-        stack.append((node, True))
-        children = []
-        child = node.child
-        while child is not None:
-            children.append(child)
-            child = child.next
-        stack.extend((c, False) for c in reversed(children))
+def _mark_blocks(root: Any) -> None:
+    """Mark block boundaries and preformatted whitespace with sentinels inside ``root``."""
+    for node in root.css(_PARAGRAPH_SELECTOR):
+        node.insert_before(_PARAGRAPH)
+        node.insert_after(_PARAGRAPH)
+    for node in root.css(_LINE_SELECTOR):
+        node.insert_before(_LINE)
+        node.insert_after(_LINE)
+    for node in root.css(", ".join(sorted(_PRESERVE_TAGS))):
+        for child in list(node.traverse(include_text=True)):
+            if child.is_text_node and child.text_content:
+                child.replace_with(child.text_content.translate(_PRE_WHITESPACE))
+
+
+def _render(raw: str) -> str:
+    """Browser-like whitespace: runs collapse to a space, marked breaks become newlines."""
+    if "\u200b" in raw:
+        raw = raw.replace("\u200b", "")
+    text = " ".join(raw.split())  # str.split() knows every Unicode space, \xa0 included
+    text = _BREAKS.sub(_break, text).replace(" \n", "\n")
+    for sentinel, char in ((_PRE_NEWLINE, "\n"), (_PRE_SPACE, " "), (_PRE_TAB, "\t")):
+        if sentinel in text:
+            text = text.replace(sentinel, char)
+    return text.strip(" \n")
 
 
 def _clean(value: str | None) -> str | None:
@@ -222,38 +163,46 @@ def extract_html(
     """
     from selectolax.lexbor import LexborHTMLParser, SelectolaxError
 
+    if any(char in html for char in _SENTINEL_CHARS):
+        html = _SENTINELS.sub("", html)
     tree = LexborHTMLParser(html)
-    builder = _TextBuilder(max_chars)
-    try:
-        if selector is None:
-            roots = [tree.body] if tree.body is not None else []
-        else:
-            try:
-                matches = tree.css(selector)
-            except (SelectolaxError, ValueError, TypeError) as exc:
-                raise LoaderError(f"invalid CSS selector {selector!r}: {exc}", position="selector") from None
-            seen: set[int] = set()
-            roots = []
-            for node in matches:
-                if not _is_inside(node, seen):
-                    roots.append(node)
-                seen.add(node.mem_id)
-        for root in roots:
-            builder.brk(2)
-            _collect_text(root, builder)
-    except _TextLimitReached:
-        raise LoaderError(f"extracted text is over the limit of {max_chars} characters (max_text_chars)") from None
     title_node = tree.css_first("title")
     title = _clean(title_node.text(deep=True)) if title_node is not None else None
     html_node = tree.css_first("html")
     lang = _clean(html_node.attributes.get("lang")) if html_node is not None else None
-    return HtmlContent(
-        text=builder.result(),
+    content = HtmlContent(
+        text="",
         title=title or _meta_content(tree, 'meta[property="og:title"]'),
         description=_meta_content(tree, 'meta[name="description" i]', 'meta[property="og:description"]'),
         lang=lang,
         canonical_url=_canonical(tree, base_url),
     )
+    if selector is None:
+        roots = [tree.body] if tree.body is not None else []
+    else:
+        try:
+            matches = tree.css(selector)
+        except (SelectolaxError, ValueError, TypeError) as exc:
+            raise LoaderError(f"invalid CSS selector {selector!r}: {exc}", position="selector") from None
+        seen: set[int] = set()
+        roots = []
+        for node in matches:
+            if not _is_inside(node, seen):
+                roots.append(node)
+            seen.add(node.mem_id)
+    if not roots:
+        return content
+    tree.strip_tags(_SKIPPED_ELEMENTS)
+    for node in tree.css("[hidden]"):
+        node.decompose()
+    pieces = []
+    for root in roots:
+        _mark_blocks(root)
+        pieces.append(root.text(deep=True, separator="", strip=False))
+    text = _render(_PARAGRAPH.join(pieces))
+    if max_chars is not None and len(text) > max_chars:
+        raise LoaderError(f"extracted text is over the limit of {max_chars} characters (max_text_chars)")
+    return attrs.evolve(content, text=text)
 
 
 def decode_html(data: bytes, source: str, *, declared: str | None = None) -> str:
