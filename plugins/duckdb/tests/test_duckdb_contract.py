@@ -1,4 +1,4 @@
-"""The duckdb store runs the shared store contract, on a file and in memory."""
+"""The duckdb store runs the shared store contract on a real database file."""
 
 from __future__ import annotations
 
@@ -28,11 +28,3 @@ class TestDuckDBFileContract(StoreContract):
         fresh = DuckDBStore(DuckDBStoreConfig(), path=self.path)
         self.opened.append(fresh)
         return fresh
-
-
-class TestDuckDBMemoryContract(StoreContract):
-    @pytest.fixture
-    def store(self) -> Iterator[DuckDBStore]:
-        store = DuckDBStore(DuckDBStoreConfig(path=":memory:"))
-        yield store
-        store.close()

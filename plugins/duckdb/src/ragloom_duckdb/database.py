@@ -55,7 +55,6 @@ class Database:
     """One open DuckDB file (or ``:memory:`` database) and everything cached about it."""
 
     def __init__(self, path: str, *, read_only: bool, threads: int | None):
-        duckdb = _import_duckdb()
         self.path = path
         self.read_only = read_only
         self.lock = threading.RLock()
@@ -69,10 +68,22 @@ class Database:
         config: dict[str, Any] = {}
         if threads is not None:
             config["threads"] = threads
-        self.con = duckdb.connect(":memory:", config=config)
+        self.vss_loaded = False
+        self._config = config
         try:
-            self.con.execute(f"LOAD {_quote(extension_path('vss'))}")
-            self.con.execute("SET hnsw_enable_experimental_persistence = true")
+            self._connect(load_vss=False)
+        except StoreError:
+            # a WAL that touches an HNSW index only replays with vss loaded first
+            self._connect(load_vss=True)
+        self._cursors: list[Any] = []
+
+    def _connect(self, *, load_vss: bool) -> None:
+        duckdb = _import_duckdb()
+        path, read_only = self.path, self.read_only
+        self.con = duckdb.connect(":memory:", config=self._config)
+        try:
+            if load_vss:
+                self.load_vss()
             if path != ":memory:":
                 if read_only and not os.path.exists(path):
                     raise StoreError(f"cannot open DuckDB store {path} read-only: no such file")
@@ -87,7 +98,13 @@ class Database:
         except BaseException:
             self.con.close()
             raise
-        self._cursors: list[Any] = []
+
+    def load_vss(self) -> None:
+        """Load the vss extension (HNSW indexes) into this database instance."""
+        if not self.vss_loaded:
+            self.con.execute(f"LOAD {_quote(extension_path('vss'))}")
+            self.con.execute("SET hnsw_enable_experimental_persistence = true")
+            self.vss_loaded = True
 
     def cursor(self) -> Any:
         """This thread's cursor (DuckDB connections are not shared between threads)."""

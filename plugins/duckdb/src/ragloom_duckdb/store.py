@@ -56,6 +56,9 @@ class DuckDBStore:
                 if self._db.refs == 1:
                     cursor = self._db.cursor()
                     self._db.dim, has_chunks = open_schema(cursor, self.path, read_only=self.config.read_only)
+                    marked = cursor.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'ragloom_meta' AND database_name = current_database()").fetchone()[0] and cursor.execute("SELECT count(*) FROM ragloom_meta WHERE key = 'hnsw'").fetchone()[0]
+                    if self.config.index == "hnsw" or marked:
+                        self._db.load_vss()
                     if has_chunks:
                         self._db.next_row_id = int(cursor.execute("SELECT coalesce(max(row_id), -1) + 1 FROM chunks").fetchone()[0])
                         self._ensure_hnsw(cursor)
@@ -101,12 +104,16 @@ class DuckDBStore:
     def _ensure_hnsw(self, cursor: Any) -> None:
         if self.config.index != "hnsw" or self._db.hnsw_ready or not self._has_chunks():
             return
+        self._db.load_vss()
         cursor.execute(f"SET hnsw_ef_search = {int(self.config.ef_search)}")
-        if not self.config.read_only:
-            cursor.execute(
-                "CREATE INDEX IF NOT EXISTS chunks_hnsw ON chunks USING HNSW (vector) "
-                f"WITH (metric = 'cosine', M = {int(self.config.m)}, ef_construction = {int(self.config.ef_construction)})"
-            )
+        exists = cursor.execute("SELECT count(*) FROM ragloom_meta WHERE key = 'hnsw'").fetchone()[0]
+        if not exists and not self.config.read_only:
+            with self._transaction(cursor):
+                cursor.execute(
+                    "CREATE INDEX chunks_hnsw ON chunks USING HNSW (vector) "
+                    f"WITH (metric = 'cosine', M = {int(self.config.m)}, ef_construction = {int(self.config.ef_construction)})"
+                )
+                cursor.execute("INSERT INTO ragloom_meta VALUES ('hnsw', 'chunks_hnsw')")
         self._db.hnsw_ready = True
 
     def _mirror(self, cursor: Any) -> VectorMirror | None:
