@@ -19,6 +19,7 @@ class Seen:
 
     path: str
     headers: dict[str, str]
+    at: float = 0.0
 
 
 @attrs.frozen
@@ -49,7 +50,7 @@ class LocalServer:
 
             def do_GET(self) -> None:  # noqa: N802 - http.server's naming
                 with server.lock:
-                    server.requests.append(Seen(self.path, {k.lower(): v for k, v in self.headers.items()}))
+                    server.requests.append(Seen(self.path, {k.lower(): v for k, v in self.headers.items()}, time.monotonic()))
                     server.in_flight += 1
                     server.max_in_flight = max(server.max_in_flight, server.in_flight)
                 try:
