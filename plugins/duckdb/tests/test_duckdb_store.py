@@ -1,0 +1,230 @@
+"""DuckDB-specific behaviour: discovery, config, schema checks, read-only, processes, threads."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import threading
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pytest
+
+import ragloom
+from ragloom import Pipeline, StoreError
+from ragloom.filters import parse_filter
+from ragloom.testing import make_chunks
+from ragloom_duckdb import DuckDBStore, DuckDBStoreConfig
+
+NS = "t"
+
+
+def _commit(store: DuckDBStore, source: str, count: int, seed: int, **kwargs: object) -> None:
+    chunks = make_chunks(source, count, **kwargs)  # type: ignore[arg-type]
+    generation = store.source_state(NS, source).next_generation
+    store.write(NS, generation, chunks, np.random.default_rng(seed).standard_normal((count, 8)).astype(np.float32))
+    store.commit_source(NS, source, generation)
+
+
+def test_plugin_is_discovered() -> None:
+    info = ragloom.Registry().get("store", "duckdb")
+    assert info.distribution == "ragloom-duckdb"
+    assert info.config is DuckDBStoreConfig
+
+
+def test_toml_path_is_relative_to_the_config_file(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    (project / "docs").mkdir(parents=True)
+    (project / "docs" / "lamp.md").write_text("The Lumen Lamp glows warm amber at night.", encoding="utf-8")
+    (project / "ragloom.toml").write_text(
+        textwrap.dedent(
+            """
+            namespace = "kb"
+            [[sources]]
+            path = "docs"
+            [embedder]
+            type = "hash"
+            dim = 64
+            [store]
+            type = "duckdb"
+            path = "data/kb.duckdb"
+            """
+        ),
+        encoding="utf-8",
+    )
+    with Pipeline.from_toml(project / "ragloom.toml") as pipeline:
+        assert pipeline.store.path == str(project / "data" / "kb.duckdb")
+        assert pipeline.ingest().chunks == 1
+    assert (project / "data" / "kb.duckdb").exists()
+    with Pipeline.from_toml(project / "ragloom.toml") as pipeline:
+        results = pipeline.query("amber lamp")
+        assert [r.source for r in results] == [str(project / "docs" / "lamp.md")]
+        assert pipeline.ingest().embedded == 0
+        stats = pipeline.stats()["store"]
+        assert stats["chunks"] == 1 and stats["sources"] == 1 and stats["file_size"] > 0
+
+
+def test_memory_path_keeps_nothing_and_is_private() -> None:
+    one = DuckDBStore(DuckDBStoreConfig(path=":memory:"))
+    two = DuckDBStore(DuckDBStoreConfig(path=":memory:"))
+    _commit(one, "/a.md", 3, 1)
+    assert one.count(NS) == 3 and two.count(NS) == 0
+    assert one.stats(NS)["file_size"] == 0
+    one.close()
+    two.close()
+
+
+def test_two_store_objects_on_one_file_share_state(tmp_path: Path) -> None:
+    path = tmp_path / "shared.duckdb"
+    with DuckDBStore(path=path) as one, DuckDBStore(path=path) as two:
+        _commit(one, "/a.md", 2, 1)
+        assert two.search(NS, np.ones(8, dtype=np.float32), top_k=5)
+        _commit(two, "/b.md", 3, 2)
+        assert one.count(NS) == 5
+        assert len(one.search(NS, np.ones(8, dtype=np.float32), top_k=10)) == 5
+
+
+def test_injection_through_keys_and_values_changes_nothing(tmp_path: Path) -> None:
+    evil_key = "x') OR 1=1; DROP TABLE chunks; --"
+    evil_value = "'; DELETE FROM chunks; --"
+    with DuckDBStore(path=tmp_path / "s.duckdb") as store:
+        _commit(store, "/evil.md", 1, 1, metadata={evil_key: evil_value})
+        _commit(store, "/plain.md", 2, 2, metadata={"x": "y"})
+        for spec in ({evil_key: evil_value}, {"x": evil_value}, {evil_key: {"$in": [evil_value, "a"]}}, {"source": evil_value}):
+            store.search(NS, np.ones(8, dtype=np.float32), top_k=10, filter=parse_filter(spec))
+        hits = store.search(NS, np.ones(8, dtype=np.float32), top_k=10, filter=parse_filter({evil_key: evil_value}))
+        assert [h.source for h in hits] == ["/evil.md"]
+        assert store.delete(NS, parse_filter({"x": evil_value})) == 0
+        assert store.count(NS) == 3
+        assert store.delete(NS, parse_filter({evil_key: evil_value})) == 1
+        assert store.count(NS) == 2
+
+
+def test_newer_schema_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "s.duckdb"
+    with DuckDBStore(path=path) as store:
+        _commit(store, "/a.md", 1, 1)
+    con = duckdb.connect(str(path))
+    con.execute("UPDATE ragloom_meta SET value = '99' WHERE key = 'schema_version'")
+    con.close()
+    with pytest.raises(StoreError, match=r"schema version 99.*newer"):
+        DuckDBStore(path=path)
+    # the refused file is left untouched
+    con = duckdb.connect(str(path))
+    assert con.execute("SELECT count(*) FROM chunks").fetchone()[0] == 1
+    con.close()
+
+
+def test_foreign_files_are_refused(tmp_path: Path) -> None:
+    other = tmp_path / "other.duckdb"
+    con = duckdb.connect(str(other))
+    con.execute("CREATE TABLE invoices (id INTEGER)")
+    con.close()
+    with pytest.raises(StoreError, match="not a ragloom store"):
+        DuckDBStore(path=other)
+    foreign = tmp_path / "foreign.duckdb"
+    con = duckdb.connect(str(foreign))
+    con.execute("CREATE TABLE ragloom_meta (key VARCHAR, value VARCHAR)")
+    con.execute("INSERT INTO ragloom_meta VALUES ('schema', 'someone-else'), ('schema_version', '1')")
+    con.close()
+    with pytest.raises(StoreError, match="foreign schema"):
+        DuckDBStore(path=foreign)
+    text = tmp_path / "notes.duckdb"
+    text.write_text("not a database", encoding="utf-8")
+    with pytest.raises(StoreError, match="notes.duckdb"):
+        DuckDBStore(path=text)
+
+
+def test_read_only(tmp_path: Path) -> None:
+    path = tmp_path / "s.duckdb"
+    with pytest.raises(StoreError, match="no such file"):
+        DuckDBStore(DuckDBStoreConfig(read_only=True), path=path)
+    with DuckDBStore(path=path) as store:
+        _commit(store, "/a.md", 3, 1, texts=["amber lamp", "blue lamp", "green tree"])
+    with DuckDBStore(DuckDBStoreConfig(read_only=True), path=path) as reader:
+        assert reader.count(NS) == 3
+        assert len(reader.search(NS, np.ones(8, dtype=np.float32), top_k=2)) == 2
+        assert [r.text for r in reader.keyword_search(NS, "tree", top_k=3)] == ["green tree"]
+        with pytest.raises(StoreError, match="read-only"):
+            _commit(reader, "/b.md", 1, 2)
+        with pytest.raises(StoreError, match="read-only"):
+            reader.delete(NS, None)
+        assert reader.count(NS) == 3
+
+
+_HOLDER = """
+import sys
+from ragloom_duckdb import DuckDBStore
+store = DuckDBStore(path=sys.argv[1])
+print("open", flush=True)
+sys.stdin.read()
+"""
+
+
+def test_second_process_gets_a_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "held.duckdb"
+    holder = subprocess.Popen([sys.executable, "-c", _HOLDER, str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "open"
+        with pytest.raises(StoreError) as info:
+            DuckDBStore(path=path)
+        message = str(info.value)
+        assert str(path) in message and "read_only" in message and "pgvector" in message
+    finally:
+        holder.communicate("", timeout=60)
+    with DuckDBStore(path=path) as store:  # released with the process
+        assert store.count(NS) == 0
+
+
+def test_threads_query_while_one_ingests(tmp_path: Path) -> None:
+    store = DuckDBStore(path=tmp_path / "s.duckdb")
+    sources = [f"/s{i}.md" for i in range(5)]
+    for i, source in enumerate(sources):
+        _commit(store, source, 3, i, texts=[f"lamp {source} a", f"lamp {source} b", f"lamp {source} c"])
+    errors: list[str] = []
+    stop = threading.Event()
+
+    def reader(kind: str) -> None:
+        query = np.ones(8, dtype=np.float32)
+        while not stop.is_set():
+            try:
+                if kind == "vector":
+                    results = store.search(NS, query, top_k=100)
+                elif kind == "keyword":
+                    results = store.keyword_search(NS, "lamp", top_k=100)
+                else:
+                    results = store.search(NS, query, top_k=100, filter=parse_filter({"order": {"$gte": 0}}))
+            except Exception as exc:  # noqa: BLE001 - reported below
+                errors.append(repr(exc))
+                return
+            per_source = {s: sum(r.source == s for r in results) for s in sources}
+            if set(per_source.values()) != {3}:
+                errors.append(f"{kind}: {per_source}")
+
+    threads = [threading.Thread(target=reader, args=(kind,)) for kind in ("vector", "keyword", "filtered")]
+    for thread in threads:
+        thread.start()
+    try:
+        for round_ in range(6):
+            for i, source in enumerate(sources):
+                _commit(store, source, 3, 10 * round_ + i, texts=[f"lamp {source} r{round_} {j}" for j in range(3)])
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join(timeout=60)
+        store.close()
+    assert not errors, errors[:5]
+
+
+def test_stats_and_repr(tmp_path: Path) -> None:
+    with DuckDBStore(path=tmp_path / "s.duckdb") as store:
+        _commit(store, "/a.md", 4, 1)
+        store.checkpoint()
+        stats = store.stats(NS)
+        assert stats["chunks"] == 4 and stats["sources"] == 1 and stats["documents"] == 1
+        assert stats["dimension"] == 8 and stats["file_size"] > 0 and stats["schema_version"] == 1
+        assert "s.duckdb" in repr(store)
+    with pytest.raises(StoreError, match="closed"):
+        store.count(NS)
