@@ -21,6 +21,7 @@ from ragloom.loaders import (
     JsonlLoaderConfig,
     JsonLoader,
     JsonLoaderConfig,
+    MarkdownLoader,
     PdfLoader,
     TextLoader,
 )
@@ -31,6 +32,7 @@ FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=[HealthChe
 
 LOADERS: dict[str, tuple[str, Callable[[], object]]] = {
     "text": (".txt", TextLoader),
+    "markdown": (".md", MarkdownLoader),
     "json": (
         ".json",
         lambda: JsonLoader(JsonLoaderConfig(items_path="data.entries", content_field="answer.text", id_field="slug")),
@@ -44,6 +46,7 @@ LOADERS: dict[str, tuple[str, Callable[[], object]]] = {
 }
 SAMPLES = {
     ".txt": "Grüße, Lumen Lamp.\n".encode() * 3,
+    ".md": b"---\ntitle: Care\ntags: [a, b]\ndate: 2024-01-02\n---\n# Care\n\nWipe *gently*.\n",
     ".json": (FIXTURES / "faq.json").read_bytes(),
     ".jsonl": (FIXTURES / "reviews.jsonl").read_bytes(),
     ".csv": (FIXTURES / "products.csv").read_bytes(),
@@ -118,3 +121,9 @@ def test_damaged_pdfs(cut: float, flips: list[tuple[float, int]]) -> None:
             list(PdfLoader().load(str(path)))
         except LoaderError as exc:
             assert exc.source == str(path)
+
+
+@settings(max_examples=15, deadline=None)
+@given(depth=st.integers(1, 3_000), opener=st.sampled_from(["[", "{a: ", "- ", "&a [*a, "]))
+def test_markdown_frontmatter_nesting(depth: int, opener: str) -> None:
+    load_only_loader_errors("markdown", ("---\nkey: " + opener * depth + "\n---\nbody\n").encode())
