@@ -128,7 +128,11 @@ def pack(coords: Sequence[int], size: int, overlap: int) -> list[tuple[int, int]
 
 
 def trimmed_spans(text: str, bounds: Sequence[int], pairs: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Spans for packed index pairs, trimmed of edge whitespace, empty and contained ones dropped."""
+    """Spans for packed index pairs, trimmed of edge whitespace, empty and contained ones dropped.
+
+    A span that starts where its predecessor starts once both are trimmed
+    covers it (only whitespace differed), so it replaces the predecessor.
+    """
     spans: list[tuple[int, int]] = []
     last_start = last_end = -1
     for i, j in pairs:
@@ -141,6 +145,8 @@ def trimmed_spans(text: str, bounds: Sequence[int], pairs: Sequence[tuple[int, i
                 end -= 1
         if end <= start or (start >= last_start and end <= last_end):
             continue
+        if start == last_start:  # only leading whitespace told them apart: keep the longer one
+            spans.pop()
         spans.append((start, end))
         last_start, last_end = start, end
     return spans
