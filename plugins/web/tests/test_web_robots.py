@@ -129,8 +129,9 @@ def test_robots_can_be_turned_off(robots_server: LocalServer) -> None:
 
 
 def test_blocked_addresses_are_reported_as_blocked_not_as_robots(server: LocalServer) -> None:
-    from ragloom.errors import BlockedAddressError
     from web_servers import CountingResolver
+
+    from ragloom.errors import BlockedAddressError
 
     resolver = CountingResolver({"intranet.example": [["127.0.0.1"]]})
     with pytest.raises(BlockedAddressError):

@@ -123,7 +123,7 @@ def test_politeness_delay_spaces_requests_to_one_site(server: LocalServer) -> No
     load_all(_local(max_concurrency=4, per_host_concurrency=4, politeness_delay=0.05), server.url("/sitemap.xml"))
     starts = [seen.at for seen in server.requests if seen.path.startswith("/p")]
     assert len(starts) == 4
-    assert all(later - earlier >= 0.04 for earlier, later in zip(starts, starts[1:]))
+    assert all(later - earlier >= 0.04 for earlier, later in zip(starts, starts[1:], strict=False))
 
 
 def test_crawl_delay_from_robots_txt_spaces_requests(server: LocalServer) -> None:
@@ -133,7 +133,7 @@ def test_crawl_delay_from_robots_txt_spaces_requests(server: LocalServer) -> Non
     load_all(_local(), server.url("/sitemap.xml"))
     starts = [seen.at for seen in server.requests if seen.path.startswith("/p")]
     assert len(starts) == 3
-    assert all(later - earlier >= 0.08 for earlier, later in zip(starts, starts[1:]))
+    assert all(later - earlier >= 0.08 for earlier, later in zip(starts, starts[1:], strict=False))
 
 
 def test_load_many(server: LocalServer) -> None:

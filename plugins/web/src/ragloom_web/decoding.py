@@ -65,6 +65,11 @@ def _brotli(chunks: Iterable[bytes]) -> Iterator[bytes]:
             if not out:
                 break
             yield out
+    while not decoder.is_finished():  # output still buffered once all input is in
+        out = decoder.process(b"", output_buffer_limit=PIECE)
+        if not out:
+            break
+        yield out
     if not decoder.is_finished():
         raise WebLoaderError("the br (brotli) body ends before its stream does")
 

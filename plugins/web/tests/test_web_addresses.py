@@ -1,0 +1,133 @@
+"""The address policy, URL parsing and bounded decoding, without a network."""
+
+from __future__ import annotations
+
+import ipaddress
+import zlib
+
+import brotli
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ragloom.errors import BlockedAddressError, WebLoaderError
+from ragloom_web import AddressGuard, classify, parse_url
+from ragloom_web.decoding import PIECE, decode_stream
+
+PRIVATE_V4 = [ipaddress.ip_network(n) for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "127.0.0.0/8", "169.254.0.0/16", "100.64.0.0/10")]
+
+
+@pytest.mark.parametrize(
+    ("address", "fragment", "always"),
+    [
+        ("127.0.0.1", "loopback", False),
+        ("10.1.2.3", "private", False),
+        ("100.64.0.1", "carrier-grade NAT", False),
+        ("169.254.169.254", "metadata", True),
+        ("fd00:ec2::254", "metadata", True),
+        ("0.0.0.0", "unspecified", True),
+        ("255.255.255.255", "broadcast", True),
+        ("239.1.1.1", "multicast", True),
+        ("198.19.255.1", "benchmarking", False),
+        ("203.0.113.1", "documentation", False),
+        ("::ffff:192.168.0.1", "IPv4-mapped", False),
+        ("64:ff9b::a9fe:a9fe", "metadata address embedded in an NAT64", True),
+        ("2002:c0a8:101::1", "6to4", False),
+        ("2001:0:4136:e378:8000:63bf:3fff:fdd2", "Teredo", False),
+        ("fe80::1", "link-local", False),
+        ("fd00::1", "unique local", False),
+        ("fec0::1", "site-local", False),
+        ("::7f00:1", "IPv4-compatible", False),
+    ],
+)
+def test_classify(address: str, fragment: str, always: bool) -> None:
+    verdict = classify(ipaddress.ip_address(address))
+    assert verdict is not None
+    assert fragment in verdict.reason
+    assert verdict.always is always
+
+
+@pytest.mark.parametrize("address", ["93.184.216.34", "8.8.8.8", "2606:2800:220:1:248:1893:25c8:1946", "::ffff:8.8.8.8", "64:ff9b::808:808", "2002:808:808::1"])
+def test_public_addresses_pass(address: str) -> None:
+    assert classify(ipaddress.ip_address(address)) is None
+
+
+@given(st.integers(min_value=0, max_value=2**32 - 1))
+def test_every_ipv4_spelling_parses_to_the_same_address(number: int) -> None:
+    address = ipaddress.IPv4Address(number)
+    a, b, c, d = address.packed
+    spellings = [
+        str(number),
+        hex(number),
+        "0" + oct(number)[2:] if number else "0",
+        f"{a}.{(b << 16) | (c << 8) | d}",
+        f"{a}.{b}.{(c << 8) | d}",
+        f"{hex(a)}.{oct(b).replace('0o', '0')}.{c}.{hex(d)}",
+        f"{a}.{b}.{c}.{d}.",
+    ]
+    for spelling in spellings:
+        assert parse_url(f"http://{spelling}/x").ip == address, spelling
+
+
+@given(st.sampled_from(PRIVATE_V4), st.integers(min_value=0, max_value=2**32 - 1))
+def test_private_ipv4_is_refused_in_every_ipv6_embedding(network: ipaddress.IPv4Network, offset: int) -> None:
+    inner = network[offset % network.num_addresses]
+    value = int(inner)
+    embeddings = [
+        ipaddress.IPv6Address((0xFFFF << 32) | value),  # IPv4-mapped
+        ipaddress.IPv6Address((0x64FF9B << 96) | value),  # NAT64
+        ipaddress.IPv6Address((0x2002 << 112) | (value << 80)),  # 6to4
+    ]
+    for address in (inner, *embeddings):
+        with pytest.raises(BlockedAddressError):
+            AddressGuard().check_ip(address)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "ftp://example.com/", "file:///etc/passwd", "javascript:alert(1)", "http:/example.com", "http://",
+        "http://exa mple.com/", "http://example.com\\@evil/", "http://user:pw@example.com/", "http://%31%32%37.0.0.1/",
+        "http://[fe80::1%25eth0]/", "http://[::1/", "http://example.com:99999/", "http://256.1.1.1/", "http://1.2.3.4.5/",
+        "http://0x1g.1/", "http://exa_mple..com/",
+    ],
+)  # fmt: skip
+def test_invalid_or_tricky_urls_are_refused(url: str) -> None:
+    with pytest.raises(WebLoaderError):
+        parse_url(url)
+
+
+def test_normalisation() -> None:
+    assert parse_url("HTTPS://Docs.Example.COM:443/a/./b/../c?q=1#top").url == "https://docs.example.com/a/c?q=1"
+    assert parse_url("http://example.com.:8080").url == "http://example.com:8080/"
+    assert parse_url("http://bücher.example/").url == "http://xn--bcher-kva.example/"
+    assert parse_url("http://[0:0::1]:81/").url == "http://[::1]:81/"
+
+
+def test_a_resolver_answer_that_is_not_an_address_is_refused() -> None:
+    guard = AddressGuard(resolver=lambda host, port: ["2130706433"])
+    with pytest.raises(BlockedAddressError, match="not an IP address"):
+        guard.resolve("sneaky.example")
+
+
+@pytest.mark.parametrize("coding", ["gzip", "br"])
+def test_decoding_a_bomb_yields_bounded_pieces(coding: str) -> None:
+    decoded_size = 64 * 1024 * 1024
+    if coding == "gzip":
+        compressor = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+        body = b"".join(compressor.compress(b"\0" * 2**20) for _ in range(decoded_size // 2**20)) + compressor.flush()
+    else:
+        body = brotli.compress(b"\0" * decoded_size, quality=5)
+    chunks = [body[i : i + 65536] for i in range(0, len(body), 65536)]
+    pieces = decode_stream(iter(chunks), [coding])
+    largest = 0
+    total = 0
+    for piece in pieces:
+        largest = max(largest, len(piece))
+        total += len(piece)
+        if total > 3 * PIECE:
+            break
+    pieces.close()
+    assert largest <= 2 * PIECE
+    assert total <= 3 * PIECE + largest  # stopped after a few pieces, never the whole 64 MiB
+    assert sum(len(p) for p in decode_stream(iter(chunks), [coding])) == decoded_size
