@@ -134,7 +134,8 @@ def _open_error(path: str, exc: Exception) -> StoreError:
     if "lock" in text.lower():
         return StoreError(
             f"DuckDB store {path} is open for writing in another process ({text.strip().splitlines()[0]}); "
-            "set read_only = true in [store] to query it alongside, or use the pgvector store for many writers"
+            "processes can share one file only when all of them open it with read_only = true in [store] (queries only); "
+            "for many writers use the pgvector store"
         )
     return StoreError(f"cannot open DuckDB store {path}: {text}")
 
