@@ -52,3 +52,13 @@ def test_options_from_toml_tables() -> None:
 def test_invalid_options_are_config_errors(options: dict, fragment: str) -> None:
     with pytest.raises(ConfigError, match=fragment):
         PipelineConfig.from_dict({"loaders": {"web": options}})
+
+
+def test_public_names_resolve_and_all_is_sorted() -> None:
+    import ragloom_web
+
+    assert ragloom_web.__all__ == sorted(ragloom_web.__all__)
+    for name in ragloom_web.__all__:
+        assert getattr(ragloom_web, name) is not None
+    with pytest.raises(AttributeError):
+        ragloom_web.NotAThing  # noqa: B018

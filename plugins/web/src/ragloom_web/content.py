@@ -133,7 +133,4 @@ def to_document(fetched: Fetched, kind: str, config: WebLoaderConfig) -> Documen
         check_text_chars(text, config.max_text_chars, fetched.url)
     except LoaderError as exc:
         raise WebLoaderError(exc.reason, source=fetched.url) from None
-    metadata.setdefault("title", None)
-    if metadata["title"] is None:
-        del metadata["title"]
     return Document.create(text, fetched.url, metadata=metadata)

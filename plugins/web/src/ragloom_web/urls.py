@@ -18,7 +18,6 @@ import re
 from urllib.parse import urljoin
 
 import attrs
-import httpx
 
 from ragloom.errors import WebLoaderError
 
@@ -177,6 +176,8 @@ def parse_url(raw: str) -> ParsedURL:
         tail = "/" + tail
     netloc_host = f"[{host}]" if isinstance(ip, ipaddress.IPv6Address) else host
     netloc = netloc_host if port == DEFAULT_PORTS[scheme] else f"{netloc_host}:{port}"
+    import httpx
+
     try:
         normalised = str(httpx.URL(f"{scheme}://{netloc}{tail or '/'}"))
     except (httpx.InvalidURL, ValueError) as exc:
