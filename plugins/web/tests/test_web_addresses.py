@@ -131,3 +131,20 @@ def test_decoding_a_bomb_yields_bounded_pieces(coding: str) -> None:
     assert largest <= 2 * PIECE
     assert total <= 3 * PIECE + largest  # stopped after a few pieces, never the whole 64 MiB
     assert sum(len(p) for p in decode_stream(iter(chunks), [coding])) == decoded_size
+
+
+def test_retry_after_in_seconds_and_as_a_date() -> None:
+    from ragloom_web.fetch import parse_retry_after
+
+    assert parse_retry_after("7") == 7.0
+    assert parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT", now=1445412470.0) == 10.0
+    assert parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT", now=1445412490.0) == 0.0
+    assert parse_retry_after("soon") is None
+    assert parse_retry_after(None) is None
+
+
+@pytest.mark.parametrize(("status", "policy"), [(200, "rules"), (404, "allow-all"), (401, "allow-all"), (429, "disallow-all"), (500, "disallow-all"), (503, "disallow-all")])
+def test_robots_status_meanings(status: int, policy: str) -> None:
+    from ragloom_web.robots import rules_for_status
+
+    assert rules_for_status(status, "User-agent: *\nDisallow: /x").policy == policy

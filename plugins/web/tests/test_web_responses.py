@@ -262,3 +262,14 @@ def test_custom_headers_and_user_agent_are_sent(server: LocalServer) -> None:
     assert headers["user-agent"] == "LumenBot/2.0"
     assert headers["x-team"] == "docs"
     assert headers["accept-language"] == "de"
+
+
+def test_only_retryable_statuses_are_retried(server: LocalServer) -> None:
+    server.route("/broken", "oops", status=500, content_type="text/plain")
+    server.route("/unimplemented", "no", status=501, content_type="text/plain")
+    with pytest.raises(WebLoaderError, match="HTTP 500"):
+        load_all(_local(retries=2), server.url("/broken"))
+    with pytest.raises(WebLoaderError, match="HTTP 501"):
+        load_all(_local(retries=2), server.url("/unimplemented"))
+    assert server.paths().count("/broken") == 3
+    assert server.paths().count("/unimplemented") == 1
