@@ -103,7 +103,7 @@ class Database:
         """Load the vss extension (HNSW indexes) into this database instance."""
         if not self.vss_loaded:
             self.con.execute(f"LOAD {_quote(extension_path('vss'))}")
-            self.con.execute("SET hnsw_enable_experimental_persistence = true")
+            self.con.execute("SET GLOBAL hnsw_enable_experimental_persistence = true")
             self.vss_loaded = True
 
     def cursor(self) -> Any:

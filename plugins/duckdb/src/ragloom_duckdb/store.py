@@ -105,7 +105,7 @@ class DuckDBStore:
         if self.config.index != "hnsw" or self._db.hnsw_ready or not self._has_chunks():
             return
         self._db.load_vss()
-        cursor.execute(f"SET hnsw_ef_search = {int(self.config.ef_search)}")
+        cursor.execute(f"SET GLOBAL hnsw_ef_search = {int(self.config.ef_search)}")
         exists = cursor.execute("SELECT count(*) FROM ragloom_meta WHERE key = 'hnsw'").fetchone()[0]
         if not exists and not self.config.read_only:
             with self._transaction(cursor):
@@ -253,6 +253,13 @@ class DuckDBStore:
             row_ids, scores = mirror.top_k(query, allowed, top_k)
             rows = self._rows(cursor, row_ids.tolist())
             return [self._result(rows[r], s) for r, s in zip(row_ids.tolist(), scores.tolist(), strict=True)]
+
+    def plan(self, namespace: str, filter: FilterNode | None = None) -> str:
+        """Which path ``search`` takes for this namespace and filter: ``"hnsw"`` or ``"exact"``."""
+        if self.config.index != "hnsw" or filter is not None:
+            return "exact"
+        total = self.count(namespace)
+        return "hnsw" if total and total >= self.config.hnsw_min_chunks else "exact"
 
     def _search_hnsw(self, cursor: Any, namespace: str, query: np.ndarray, top_k: int) -> list[Result] | None:
         """HNSW answer, or None when exact search should answer (small namespace, too few hits)."""
