@@ -1,0 +1,76 @@
+"""What the Cohere reranker and embedder share: connection options and the authenticated POST.
+
+Calls go through :func:`ragloom.httpclient.post_json`, which retries 429 and
+5xx answers, timeouts and connection errors with exponential backoff, honours
+``Retry-After``, and raises the caller's error class with Cohere's own message
+(``{"message": ...}``) and the status code.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+import httpx
+
+from ragloom.config import Secret
+from ragloom.errors import RagloomError
+from ragloom.httpclient import post_json
+
+DEFAULT_BASE_URL = "https://api.cohere.com"
+DEFAULT_API_KEY_ENV = "COHERE_API_KEY"
+
+
+def check_url(_instance: Any, attribute: Any, value: str) -> None:
+    """attrs validator: an http(s) URL."""
+    if not value.startswith(("http://", "https://")):
+        raise ValueError(f"'{attribute.name}' must start with http:// or https://, got {value!r}")
+
+
+@attrs.frozen(kw_only=True)
+class ConnectionConfig:
+    """Options every Cohere component has: the key, the endpoint, timeouts and retries."""
+
+    api_key: Secret = attrs.field(factory=lambda: Secret(DEFAULT_API_KEY_ENV))
+    base_url: str = attrs.field(default=DEFAULT_BASE_URL, validator=check_url)
+    timeout: float = attrs.field(default=60.0, validator=attrs.validators.gt(0))
+    max_retries: int = attrs.field(default=3, validator=attrs.validators.ge(0))
+    backoff: float = attrs.field(default=0.5, validator=attrs.validators.ge(0))
+
+
+class CohereAPI:
+    """POSTs JSON to ``{base_url}/v2/<endpoint>`` with the bearer key, over an injected httpx.Client."""
+
+    def __init__(self, config: ConnectionConfig, *, client: httpx.Client | None = None):
+        self.config = config
+        self.base_url = config.base_url.rstrip("/")
+        self._headers = {
+            "Authorization": f"Bearer {config.api_key.get()}",
+            "Accept": "application/json",
+            "X-Client-Name": "ragloom",
+        }
+        self._owns_client = client is None
+        self.client = client or httpx.Client()
+
+    def url(self, endpoint: str) -> str:
+        """The full URL of a v2 endpoint."""
+        return f"{self.base_url}/v2/{endpoint}"
+
+    def post(self, endpoint: str, body: dict[str, Any], *, error: type[RagloomError]) -> Any:
+        """The decoded JSON answer, or ``error`` carrying Cohere's message and the status code."""
+        c = self.config
+        return post_json(
+            self.client,
+            self.url(endpoint),
+            json=body,
+            headers=self._headers,
+            timeout=c.timeout,
+            retries=c.max_retries,
+            backoff=c.backoff,
+            error=error,
+        )
+
+    def close(self) -> None:
+        """Close the HTTP connection pool if this object opened it."""
+        if self._owns_client:
+            self.client.close()
