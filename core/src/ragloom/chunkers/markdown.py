@@ -19,7 +19,7 @@ over ``size`` characters.
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 
 import attrs
 
@@ -29,11 +29,40 @@ from ragloom.chunkers.recursive import DEFAULT_SEPARATORS
 from ragloom.types import Chunk, Document
 
 _FRONTMATTER = re.compile(r"\A(?:---|\+\+\+)[ \t]*\r?\n")
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})[^\n]*$", re.M)
-_ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+([^\n]*?))?(?:[ \t]+#+)?[ \t]*$", re.M)
-_SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$", re.M)
-_TABLE_DELIMITER = re.compile(r"^ {0,3}(?=[^\n]*\|)\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*$", re.M)
+# Line patterns, matched at line starts only: each also has a finder that starts
+# with the newline before the line, so the regex engine can skip to newlines fast.
+_FENCE = r" {0,3}(`{3,}|~{3,})[^\n]*$"
+_ATX = r" {0,3}(#{1,6})(?:[ \t]+([^\n]*?))?(?:[ \t]+#+)?[ \t]*$"
+_SETEXT = r" {0,3}(=+|-+)[ \t]*$"
+_TABLE_DELIMITER = r" {0,3}(?=[^\n]*\|)\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*$"
 _LIST_OR_QUOTE = re.compile(r" {0,3}(?:[-*+>]|\d+[.)])(?:[ \t]|$)")
+
+
+class _LinePattern:
+    """A regex applied at the start of every line."""
+
+    def __init__(self, source: str):
+        self.line = re.compile(source, re.M)
+        self.finder = re.compile("\n" + source, re.M)
+
+    def match(self, text: str, position: int) -> re.Match[str] | None:
+        """The match of the line starting at ``position``."""
+        return self.line.match(text, position)
+
+    def scan(self, text: str, start: int) -> list[tuple[int, re.Match[str]]]:
+        """``(line start, match)`` for every matching line from ``start`` (itself a line start)."""
+        found = []
+        first = self.line.match(text, start)
+        if first:
+            found.append((start, first))
+        found.extend((m.start() + 1, m) for m in self.finder.finditer(text, start))
+        return found
+
+
+_FENCES = _LinePattern(_FENCE)
+_ATXS = _LinePattern(_ATX)
+_SETEXTS = _LinePattern(_SETEXT)
+_TABLE_DELIMITERS = _LinePattern(_TABLE_DELIMITER)
 
 
 @attrs.frozen(kw_only=True)
@@ -75,11 +104,11 @@ def _fences(text: str, start: int) -> list[tuple[int, int]]:
     """``(start, end)`` of fenced code blocks; an unclosed fence runs to the end."""
     blocks: list[tuple[int, int]] = []
     opening = None
-    for match in _FENCE.finditer(text, start):
+    for line, match in _FENCES.scan(text, start):
         marker = match.group(1)
         if opening is None:
-            opening = (match.start(), marker)
-        elif marker[0] == opening[1][0] and len(marker) >= len(opening[1]) and not match.group().strip(" \t" + marker[0]):
+            opening = (line, marker)
+        elif marker[0] == opening[1][0] and len(marker) >= len(opening[1]) and not match.group(0).strip("\n \t" + marker[0]):
             blocks.append((opening[0], _line_end(text, match.end())))
             opening = None
     if opening is not None:
@@ -95,8 +124,7 @@ def _inside(blocks: list[tuple[int, int]], position: int) -> bool:
 def _tables(text: str, start: int, fences: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """``(start, end)`` of pipe tables: header row, delimiter row, body rows."""
     tables: list[tuple[int, int]] = []
-    for match in _TABLE_DELIMITER.finditer(text, start):
-        row = match.start()
+    for row, match in _TABLE_DELIMITERS.scan(text, start):
         if row == start or _inside(fences, row) or (tables and row < tables[-1][1]):
             continue
         header = _line_start(text, row - 1)
@@ -117,11 +145,10 @@ def _headings(text: str, start: int, fences: list[tuple[int, int]], tables: list
     """``(line start, level, title)`` of every heading outside code and tables, in order."""
     found: list[tuple[int, int, str]] = []
     blocks = sorted(fences + tables)
-    for match in _ATX.finditer(text, start):
-        if not _inside(blocks, match.start()):
-            found.append((match.start(), len(match.group(1)), (match.group(2) or "").strip()))
-    for match in _SETEXT.finditer(text, start):
-        line = match.start()
+    for line, match in _ATXS.scan(text, start):
+        if not _inside(blocks, line):
+            found.append((line, len(match.group(1)), (match.group(2) or "").strip()))
+    for line, match in _SETEXTS.scan(text, start):
         if line == start or _inside(blocks, line):
             continue
         title_start = _line_start(text, line - 1)
@@ -131,8 +158,8 @@ def _headings(text: str, start: int, fences: list[tuple[int, int]], tables: list
             or title_start < start
             or _inside(blocks, title_start)
             or _LIST_OR_QUOTE.match(text, title_start)
-            or _ATX.match(text, title_start)
-            or _SETEXT.match(text, title_start)
+            or _ATXS.match(text, title_start)
+            or _SETEXTS.match(text, title_start)
         ):
             continue
         found.append((title_start, 1 if match.group(1)[0] == "=" else 2, title))
@@ -166,9 +193,10 @@ class MarkdownChunker:
                 path.pop()
             path.append((level, title))
             titles.append([t for _, t in path])
+        atom_starts = [a[0] for a in atoms]
         for start, end, names in zip(starts, ends, titles, strict=False):
             if end > start:
-                sections.append((start, end, names, [a for a in atoms if start <= a[0] < end]))
+                sections.append((start, end, names, atoms[bisect_left(atom_starts, start) : bisect_left(atom_starts, end)]))
         return sections
 
     def spans_with_headings(self, text: str) -> tuple[list[tuple[int, int]], list[list[str]]]:

@@ -21,6 +21,9 @@ with the trailing whole sentences of the previous chunk that fit in
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
+from itertools import accumulate, chain, repeat
+from operator import add
 from pathlib import Path
 
 import attrs
@@ -43,7 +46,10 @@ ABBREVIATIONS = frozenset(
     """.split()
 )
 
-_END = re.compile(r"""(?:[.!?‽]+|…)["'”’»)\]]*\s+|[。！？]+[」』”’）)]*\s*|\n[ \t]*\n\s*""")
+_TERMINATORS = ".!?‽…。！？\n"
+_LATIN = re.compile(r"""(?:[.!?‽]+|…)["'”’»)\]]*\s+""")
+_CJK = re.compile(r"[。！？]+[」』”’）)]*\s*")
+_PARAGRAPH = re.compile(r"\n[ \t]*\n\s*")
 
 
 def _is_abbreviation(text: str, dot: int) -> bool:
@@ -61,19 +67,60 @@ def _is_abbreviation(text: str, dot: int) -> bool:
     return False
 
 
+def _positions(text: str, char: str) -> list[int]:
+    """Every offset of ``char`` in ``text``, found by C loops (split + accumulate)."""
+    parts = text.split(char)
+    if len(parts) == 1:
+        return []
+    positions = list(accumulate(map(add, map(len, parts), repeat(1)), initial=-1))
+    return positions[1:-1]
+
+
+def _candidates(text: str) -> list[int]:
+    """Offsets of the characters a sentence can end with, in order."""
+    found = [_positions(text, char) for char in _TERMINATORS if char in text]
+    if len(found) == 1:
+        return found[0]
+    return sorted(chain.from_iterable(found))
+
+
 def sentence_ends(text: str, start: int = 0, end: int | None = None) -> list[int]:
     """End offsets of the sentences of ``text[start:end]`` (trailing whitespace included; ``end`` last)."""
     end = len(text) if end is None else end
     ends: list[int] = []
-    append = append_ = ends.append
-    for match in _END.finditer(text, start, end):
-        cut = match.end()
-        if cut >= end:
-            break
-        first = text[match.start()]
-        if first == "\n" or first in "。！？":
+    append = ends.append
+    segment = text if start == 0 and end == len(text) else text[:end]
+    candidates = _candidates(segment)
+    if start:
+        candidates = candidates[bisect_left(candidates, start) :]
+    latin, cjk, paragraph = _LATIN.match, _CJK.match, _PARAGRAPH.match
+    scanned = start
+    for position in candidates:
+        if position < scanned:
+            continue
+        first = text[position]
+        if first == "\n":
+            match = paragraph(text, position, end)
+            if match is None:
+                continue
+            scanned = cut = match.end()
+            if cut >= end:
+                break
             append(cut)
             continue
+        if first in "。！？":
+            match = cjk(text, position, end)
+            scanned = cut = match.end()  # type: ignore[union-attr] # always matches its first character
+            if cut >= end:
+                break
+            append(cut)
+            continue
+        match = latin(text, position, end)
+        if match is None:
+            continue
+        scanned = cut = match.end()
+        if cut >= end:
+            break
         matched = match.group()
         if matched.count("\n") >= 2:  # a blank line inside the whitespace
             append(cut)
@@ -82,9 +129,9 @@ def sentence_ends(text: str, start: int = 0, end: int | None = None) -> list[int
             continue
         if first == "…" or matched.startswith(".."):
             continue
-        if first == "." and matched[1:2] != "." and _is_abbreviation(text, match.start()):
+        if first == "." and matched[1:2] != "." and _is_abbreviation(text, position):
             continue
-        append_(cut)
+        append(cut)
     ends.append(end)
     return ends
 
