@@ -82,12 +82,21 @@ def test_bad_selector_in_loader_names_the_file(tmp_path: Path) -> None:
         ("<p>spaces\n\t  collapse</p>", "spaces collapse"),
         ("<p hidden>gone</p><p>kept</p>", "kept"),
         ("a &lt;b&gt; &amp;amp; &quot;q&quot; &#233;", 'a <b> &amp; "q" é'),
-        ("<div>" * 5000 + "deep" + "</div>" * 5000, "deep"),
+        ("<div>" * 2000 + "deep" + "</div>" * 2000, "deep"),
+        ("<p>" * 50_000 + "x", "x"),  # unclosed paragraphs close each other: not nesting
         ("", ""),
     ],
 )
 def test_block_aware_text(html: str, text: str) -> None:
     assert extract_html(html).text == text
+
+
+def test_hostile_nesting_is_refused_fast(tmp_path: Path) -> None:
+    page = tmp_path / "deep.html"
+    page.write_text("<span>" * 1500 + "<div>" * 1500 + "x")
+    with pytest.raises(LoaderError, match="nest deeper than 2048 levels") as info:
+        list(HtmlLoader().load(str(page)))
+    assert info.value.source == str(page)
 
 
 def test_charset_from_meta(tmp_path: Path) -> None:

@@ -50,6 +50,18 @@ PARAGRAPH_TAGS = frozenset(
 LINE_TAGS = frozenset(
     {"br", "li", "dt", "dd", "tr", "td", "th", "thead", "tbody", "tfoot", "option", "textarea", "label", "input"}
 )  # fmt: skip
+#: Deepest element nesting accepted: the HTML parser's scope checks make deeper
+#: (hostile) nesting quadratic in time; browsers cap the depth too.
+MAX_HTML_DEPTH = 2048
+# Elements that need no end tag (or routinely go without one): not counted as nesting.
+_UNNESTED = frozenset(
+    {
+        "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source", "track",
+        "wbr", "p", "li", "dt", "dd", "option", "optgroup", "tr", "td", "th", "thead", "tbody", "tfoot",
+        "colgroup", "caption", "rb", "rt", "rtc", "rp", "html", "head", "body",
+    }
+)  # fmt: skip
+_TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9]*)")
 _PRESERVE_TAGS = frozenset({"pre", "textarea", "listing", "plaintext"})
 _WHITESPACE = re.compile("[ \t\n\r\f\xa0\u200b]+")
 _META_CHARSET = re.compile(rb"""<meta[^>]{0,512}?charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]{1,40})""", re.IGNORECASE)
@@ -142,13 +154,47 @@ def _canonical(tree: Any, base_url: str | None) -> str | None:
     return None
 
 
-def _is_inside(node: Any, ancestors: set[int]) -> bool:
-    parent = node.parent
-    while parent is not None:
-        if parent.mem_id in ancestors:
-            return True
-        parent = parent.parent
-    return False
+def check_nesting(html: str, limit: int = MAX_HTML_DEPTH) -> None:
+    """LoaderError when elements nest deeper than ``limit`` (counted from the tags, before parsing)."""
+    if html.count("<") <= limit:
+        return
+    depth = 0
+    for match in _TAG.finditer(html):
+        name = match.group(2).lower()
+        if name in _UNNESTED:
+            continue
+        if match.group(1):
+            depth = depth - 1 if depth else 0
+        else:
+            depth += 1
+            if depth > limit:
+                raise LoaderError(f"HTML elements nest deeper than {limit} levels", position=f"character {match.start()}")
+
+
+def _outermost(nodes: list[Any]) -> list[Any]:
+    """The nodes not inside another of ``nodes`` (document order kept); linear in the tree size."""
+    ids = {node.mem_id for node in nodes}
+    inside: dict[int, bool] = {}  # memo: node id -> some ancestor is in ``ids``
+    kept = []
+    for node in nodes:
+        path = []
+        parent = node.parent
+        answer = False
+        while parent is not None:
+            key = parent.mem_id
+            if key in ids:
+                answer = True
+                break
+            if key in inside:
+                answer = inside[key]
+                break
+            path.append(key)
+            parent = parent.parent
+        for key in path:
+            inside[key] = answer
+        if not answer:
+            kept.append(node)
+    return kept
 
 
 def extract_html(
@@ -159,12 +205,14 @@ def extract_html(
     ``selector`` (CSS) keeps only the matching elements (their text joined by
     blank lines; none matching gives ``""``); an invalid selector raises
     :class:`LoaderError`. ``base_url`` resolves a relative canonical URL.
-    ``max_chars`` bounds the extracted text: going over raises LoaderError.
+    ``max_chars`` bounds the extracted text: going over raises LoaderError,
+    and so does nesting deeper than :data:`MAX_HTML_DEPTH` elements.
     """
     from selectolax.lexbor import LexborHTMLParser, SelectolaxError
 
     if any(char in html for char in _SENTINEL_CHARS):
         html = _SENTINELS.sub("", html)
+    check_nesting(html)
     tree = LexborHTMLParser(html)
     title_node = tree.css_first("title")
     title = _clean(title_node.text(deep=True)) if title_node is not None else None
@@ -177,6 +225,9 @@ def extract_html(
         lang=lang,
         canonical_url=_canonical(tree, base_url),
     )
+    tree.strip_tags(_SKIPPED_ELEMENTS)
+    for node in _outermost(tree.css("[hidden]")):
+        node.decompose()
     if selector is None:
         roots = [tree.body] if tree.body is not None else []
     else:
@@ -184,17 +235,9 @@ def extract_html(
             matches = tree.css(selector)
         except (SelectolaxError, ValueError, TypeError) as exc:
             raise LoaderError(f"invalid CSS selector {selector!r}: {exc}", position="selector") from None
-        seen: set[int] = set()
-        roots = []
-        for node in matches:
-            if not _is_inside(node, seen):
-                roots.append(node)
-            seen.add(node.mem_id)
+        roots = _outermost(matches)
     if not roots:
         return content
-    tree.strip_tags(_SKIPPED_ELEMENTS)
-    for node in tree.css("[hidden]"):
-        node.decompose()
     pieces = []
     for root in roots:
         _mark_blocks(root)
