@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import socket
 import time
 import tracemalloc
 import zlib
@@ -206,6 +207,27 @@ def test_read_timeout(server: LocalServer) -> None:
     server.route("/slow", slow(3.0))
     with pytest.raises(WebLoaderError, match="timed out"):
         load_all(_local(read_timeout=0.2, retries=0), server.url("/slow"))
+
+
+def test_connect_timeout() -> None:
+    """A listener whose accept queue is full drops new connection attempts: connecting times out."""
+    listener = socket.socket()
+    fillers = []
+    try:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(0)
+        port = listener.getsockname()[1]
+        for _ in range(3):
+            filler = socket.socket()
+            filler.setblocking(False)
+            filler.connect_ex(("127.0.0.1", port))
+            fillers.append(filler)
+        with pytest.raises(WebLoaderError, match="timed out \\(ConnectTimeout\\)"):
+            load_all(_local(connect_timeout=0.3, retries=0, respect_robots=False), f"http://127.0.0.1:{port}/")
+    finally:
+        for filler in fillers:
+            filler.close()
+        listener.close()
 
 
 def test_total_timeout_stops_a_slow_drip(server: LocalServer) -> None:
