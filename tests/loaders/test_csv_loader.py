@@ -125,3 +125,9 @@ def test_undecodable_later_in_the_file(tmp_path: Path) -> None:
 def test_config_validation() -> None:
     with pytest.raises(ValueError, match="single character"):
         CsvLoaderConfig(delimiter=";;")
+
+
+def test_bom_with_forced_utf8_does_not_rename_the_first_column(fixtures: Path) -> None:
+    config = CsvLoaderConfig(encoding="utf-8", content_columns=("body",), metadata_columns=("id",))
+    docs = list(CsvLoader(config).load(str(fixtures / "products.csv")))
+    assert [d.metadata["id"] for d in docs] == ["1", "2", "3"]

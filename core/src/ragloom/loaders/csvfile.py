@@ -153,7 +153,7 @@ class CsvLoader:
                 raise LoaderError(f"malformed CSV: {exc}", source=path, position=f"line {reader.line_num}") from None
             if header is None:
                 if config.has_header:
-                    header = [name.strip() for name in values]
+                    header = [name.strip().lstrip("\ufeff") for name in values]
                     content, meta_columns = self._columns(header, path)
                     continue
                 header = list(config.column_names) or [f"column_{i}" for i in range(1, len(values) + 1)]
