@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
-from itertools import accumulate, repeat
-from operator import add
+from itertools import accumulate, islice, repeat
+from operator import add, sub
 
 #: ``measure(start, end)``: size of ``text[start:end]`` in the chunker's unit.
 Measure = Callable[[int, int], int]
@@ -38,33 +38,30 @@ def split_ends(text: str, start: int, end: int, separators: Sequence[str], size:
     if end - start <= size:
         out.append(end)
         return
-    segment = text if start == 0 and end == len(text) else text[start:end]
-    level = 0
+    whole = start == 0 and end == len(text)
     for level, separator in enumerate(separators):  # noqa: B007 - level is used after the loop
-        if separator in segment:
+        if (separator in text) if whole else (text.find(separator, start, end) != -1):
             break
     else:
         out.extend(range(start + size, end, size))
         out.append(end)
         return
-    parts = segment.split(separator)
+    parts = (text if whole else text[start:end]).split(separator)
     width = len(separator)
     if parts[-1]:
-        lengths = list(map(add, map(len, parts), repeat(width)))
-        lengths[-1] -= width
+        ends = list(accumulate(map(add, map(len, parts), repeat(width)), initial=start))
+        ends[-1] = end  # the last piece has no separator after it
     else:  # the stretch ends with the separator: no empty last piece
         parts.pop()
-        lengths = list(map(add, map(len, parts), repeat(width)))
-    ends = list(accumulate(lengths, initial=start))
-    del ends[0]
-    if max(lengths) <= size:
-        out.extend(ends)
+        ends = list(accumulate(map(add, map(len, parts), repeat(width)), initial=start))
+    if max(map(len, parts)) + width <= size:
+        out.extend(islice(ends, 1, None))
         return
     finer = separators[level + 1 :]
-    done = 0
-    for index in [i for i, n in enumerate(lengths) if n > size]:
+    done = 1
+    for index in [i for i, n in enumerate(map(sub, islice(ends, 1, None), ends), 1) if n > size]:
         out.extend(ends[done:index])
-        split_ends(text, ends[index] - lengths[index], ends[index], finer, size, out)
+        split_ends(text, ends[index - 1], ends[index], finer, size, out)
         done = index + 1
     out.extend(ends[done:])
 
@@ -84,7 +81,7 @@ def split_ends_measured(
         if end > start:
             out.append(end)
         return
-    for level, separator in enumerate(separators):
+    for level, separator in enumerate(separators):  # noqa: B007 - level is used after the loop
         position = text.find(separator, start, end)
         if position == -1:
             continue

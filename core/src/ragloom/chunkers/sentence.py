@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from itertools import accumulate, chain, repeat
-from operator import add
+from operator import add, sub
 from pathlib import Path
 
 import attrs
@@ -151,9 +151,13 @@ class SentenceConfig:
 
 def sentence_pieces(text: str, start: int, end: int, size: int, tokens: TokenMeasure | None) -> list[int]:
     """``[start, piece ends...]``: sentences, each long one cut to fit ``size``."""
+    ends = sentence_ends(text, start, end)
+    bounds = [start, *ends]
+    if tokens is None and max(map(sub, ends, bounds)) <= size:
+        return bounds
     bounds = [start]
     previous = start
-    for cut in sentence_ends(text, start, end):
+    for cut in ends:
         if tokens is None:
             if cut - previous <= size:
                 bounds.append(cut)
