@@ -139,3 +139,15 @@ def test_on_error_fail_keeps_the_previous_generation(mixed: Path) -> None:
     with pytest.raises(LoaderError, match="line 2"):
         pipeline.ingest(only)
     assert sorted(c.text for c in pipeline.store.chunks(pipeline.namespace)) == before
+
+
+def test_cli_reports_skipped_and_failed_files(mixed: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from ragloom.cli import main
+
+    (mixed / "broken.pdf").write_bytes(b"%PDF-1.7\n1 0 obj <<")
+    config = tmp_path / "ragloom.toml"
+    config.write_text('[ingest]\non_error = "skip"\n\n[loaders.html]\nselector = "main"\n\n[loaders.pdf]\nsplit_pages = true\n')
+    main(["-c", str(config), "ingest", str(mixed)])
+    out = capsys.readouterr().out
+    assert "skipped (no loader for this file type):" in out and "photo.png" in out
+    assert "failed:" in out and "broken.pdf: not a readable PDF" in out
