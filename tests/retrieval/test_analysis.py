@@ -48,7 +48,9 @@ def test_config_errors() -> None:
     with pytest.raises(ConfigError, match="regular expression"):
         structure_options(AnalyzerConfig, {"token_pattern": "("}, path="$.analyzer")
     with pytest.raises(ConfigError, match="unknown stemmer language 'klingon'"):
-        Analyzer(AnalyzerConfig(stemmer="klingon"))
+        structure_options(AnalyzerConfig, {"stemmer": "klingon"}, path="$.analyzer")
+    off = structure_options(AnalyzerConfig, {"stemmer": "none", "stopwords": "None", "normalization": "none"}, path="$.analyzer")
+    assert (off.stemmer, off.stopwords, off.normalization) == (None, None, None)
     assert AnalyzerConfig().fingerprint != AnalyzerConfig(stemmer=None).fingerprint
 
 

@@ -7,7 +7,9 @@ The steps, each configurable in :class:`AnalyzerConfig`:
 3. tokenisation with a Unicode regular expression (default: runs of at least
    two word characters, as Lucene's and bm25s' defaults);
 4. stop-word removal (``"english"``: Lucene's English list, plus ``extra_stopwords``);
-5. Snowball stemming through PyStemmer (``stemmer = "english"``, or ``None``).
+5. Snowball stemming through PyStemmer (``stemmer = "english"``).
+
+``"none"`` (or ``None`` in Python) switches normalisation, stop words or stemming off.
 
 Stores that index keywords themselves (DuckDB, PostgreSQL …) reuse it so that
 documents and queries are analysed identically everywhere::
@@ -39,6 +41,11 @@ STOPWORD_LISTS: dict[str, frozenset[str]] = {"english": ENGLISH_STOPWORDS}
 DEFAULT_TOKEN_PATTERN = r"\b\w\w+\b"
 
 
+def _none_word(value: object) -> object:
+    """TOML has no null: ``"none"`` switches a step off."""
+    return None if isinstance(value, str) and value.lower() == "none" else value
+
+
 def _check_pattern(_instance: object, attribute: attrs.Attribute, value: str) -> None:  # type: ignore[type-arg]
     try:
         re.compile(value)
@@ -48,7 +55,18 @@ def _check_pattern(_instance: object, attribute: attrs.Attribute, value: str) ->
 
 def _check_stopwords(_instance: object, attribute: attrs.Attribute, value: str | None) -> None:  # type: ignore[type-arg]
     if value is not None and value not in STOPWORD_LISTS:
-        raise ValueError(f"'{attribute.name}' must be one of {', '.join(sorted(STOPWORD_LISTS))} or omitted, got {value!r}")
+        raise ValueError(f"'{attribute.name}' must be one of {', '.join(sorted(STOPWORD_LISTS))} or 'none', got {value!r}")
+
+
+def _check_stemmer(_instance: object, attribute: attrs.Attribute, value: str | None) -> None:  # type: ignore[type-arg]
+    if value is None:
+        return
+    try:
+        import Stemmer
+    except ImportError:  # reported when the analyzer is built
+        return
+    if value not in Stemmer.algorithms():
+        raise ValueError(f"'{attribute.name}': unknown stemmer language {value!r}; available: {', '.join(Stemmer.algorithms())}")
 
 
 @attrs.frozen(kw_only=True)
@@ -56,11 +74,11 @@ class AnalyzerConfig:
     """How text becomes terms (identical for documents and queries)."""
 
     lowercase: bool = True
-    normalization: Literal["NFC", "NFKC", "NFD", "NFKD"] | None = "NFKC"
+    normalization: Literal["NFC", "NFKC", "NFD", "NFKD", "none"] | None = attrs.field(default="NFKC", converter=_none_word)
     token_pattern: str = attrs.field(default=DEFAULT_TOKEN_PATTERN, validator=_check_pattern)
-    stopwords: str | None = attrs.field(default="english", validator=_check_stopwords)
+    stopwords: str | None = attrs.field(default="english", converter=_none_word, validator=_check_stopwords)
     extra_stopwords: tuple[str, ...] = ()
-    stemmer: str | None = "english"
+    stemmer: str | None = attrs.field(default="english", converter=_none_word, validator=_check_stemmer)
 
     @property
     def fingerprint(self) -> str:
