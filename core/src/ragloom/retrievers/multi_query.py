@@ -101,7 +101,8 @@ def llm_expander(generate: Callable[[str], str], prompt: str, n: int) -> Expande
     """An expander that asks an LLM for ``n`` variants with ``prompt``."""
 
     def expand(query: str) -> list[str]:
-        return parse_variants(generate(prompt.replace("{n}", str(n)).replace("{query}", query)))
+        values = {"n": str(n), "query": query}
+        return parse_variants(generate(re.sub(r"\{(n|query)\}", lambda m: values[m.group(1)], prompt)))
 
     return expand
 
