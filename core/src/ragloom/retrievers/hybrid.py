@@ -90,13 +90,13 @@ class HybridRetriever:
         where = combine(self._filter, filter)
         keyword = list(self.store.keyword_search(self.namespace, query, top_k=fetch, filter=where)) if c.weights.bm25 > 0 else []
         vector = self._vector_hits(query, fetch, where) if c.weights.vector > 0 else []
-        results = self.fuse(keyword, vector)[:k]
+        results = self.fuse(keyword, vector, limit=k)
         if cutoff is not None:
             results = [r for r in results if r.score >= cutoff]
         return results
 
-    def fuse(self, keyword: list[Result], vector: list[Result]) -> list[Result]:
-        """Fuse two ranked lists (best first) into one, best first."""
+    def fuse(self, keyword: list[Result], vector: list[Result], *, limit: int | None = None) -> list[Result]:
+        """Fuse two ranked lists (best first) into one, best first (the first ``limit``)."""
         c = self.config
         by_id: dict[str, Result] = {}
         keyword_rank = {r.chunk_id: i for i, r in enumerate(keyword, start=1)}
@@ -119,7 +119,7 @@ class HybridRetriever:
             for cid in by_id:
                 fused[cid] = c.weights.bm25 * kw.get(cid, 0.0) + c.weights.vector * vec.get(cid, 0.0)
         first_seen = {cid: i for i, cid in enumerate(by_id)}
-        order = sorted(by_id, key=lambda cid: (-fused[cid], first_seen[cid]))
+        order = sorted(by_id, key=lambda cid: (-fused[cid], first_seen[cid]))[:limit]
         return [
             by_id[cid].with_score(
                 fused[cid],
