@@ -1,10 +1,12 @@
-"""An in-memory copy of the file's vectors, for exact search at numpy speed.
+"""An in-memory copy of the file's vectors and chunk records, for searches at numpy speed.
 
 DuckDB's own ``array_cosine_similarity`` scan costs about 9x a numpy
-matrix-vector product on the same data, so the store keeps the (normalised)
-vectors of the file in one float32 matrix, loaded once from the file on the
-first search and then changed by the store in the same critical section as the
-transaction that changes the file. Rows are identified by the ``row_id``
+matrix-vector product on the same data, and fetching ten rows by id costs a
+scan of the table (milliseconds at 100k rows), so the store keeps the
+(normalised) vectors of the file in one float32 matrix and the records needed
+to build a Result (:data:`Payload`) in a list beside it. Both are loaded once
+from the file on the first search and then changed by the store in the same
+critical section as the transaction that changes the file. Rows are identified by the ``row_id``
 column, kept in ascending order (row ids only grow), so a row id maps to its
 position with a binary search. Deleted rows are masked and compacted into new
 arrays when they are the majority.
@@ -12,7 +14,12 @@ arrays when they are the majority.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+
+#: ``(chunk_id, document_id, text, source, metadata_json, start, end, tags)``
+Payload = tuple[str, str, str, str, str, int, int, Any]
 
 
 class VectorMirror:
@@ -26,6 +33,7 @@ class VectorMirror:
         self.namespaces = np.zeros(0, dtype=np.int32)
         self.visible = np.zeros(0, dtype=bool)
         self.vectors = np.zeros((0, dim), dtype=np.float32)
+        self.payloads: list[Payload | None] = []
         self._codes: dict[str, int] = {}
 
     def code(self, namespace: str, *, create: bool = False) -> int | None:
@@ -47,7 +55,9 @@ class VectorMirror:
             new[: self.size] = old[: self.size]
             setattr(self, name, new)
 
-    def append(self, row_ids: np.ndarray, namespaces: list[str] | str, visible: np.ndarray | bool, vectors: np.ndarray) -> None:
+    def append(
+        self, row_ids: np.ndarray, namespaces: str, visible: np.ndarray | bool, vectors: np.ndarray, payloads: list[Payload]
+    ) -> None:
         """Add rows whose ids are all greater than every id present."""
         count = len(row_ids)
         if count == 0:
@@ -57,13 +67,22 @@ class VectorMirror:
         self._reserve(count)
         start, end = self.size, self.size + count
         self.row_ids[start:end] = row_ids
-        if isinstance(namespaces, str):
-            self.namespaces[start:end] = self.code(namespaces, create=True)
-        else:
-            self.namespaces[start:end] = [self.code(ns, create=True) for ns in namespaces]  # type: ignore[misc]
+        self.namespaces[start:end] = self.code(namespaces, create=True)
         self.visible[start:end] = visible
         self.vectors[start:end] = vectors
+        self.payloads.extend(payloads)
         self.size = end
+
+    def load(self, row_ids: np.ndarray, namespaces: list[str], visible: np.ndarray, vectors: np.ndarray, payloads: list[Payload]) -> None:
+        """Fill an empty mirror with the rows of the file, in ascending row id order."""
+        names = sorted(set(namespaces))
+        codes = {name: self.code(name, create=True) for name in names}
+        self.row_ids = np.asarray(row_ids, dtype=np.int64)
+        self.namespaces = np.fromiter((codes[n] for n in namespaces), dtype=np.int32, count=len(namespaces))
+        self.visible = np.asarray(visible, dtype=bool)
+        self.vectors = np.ascontiguousarray(vectors, dtype=np.float32).reshape(len(row_ids), self.dim)
+        self.payloads = list(payloads)
+        self.size = len(row_ids)
 
     def positions(self, row_ids: np.ndarray) -> np.ndarray:
         """Positions of present row ids (unknown ids are dropped)."""
@@ -84,6 +103,8 @@ class VectorMirror:
         live = where[self.namespaces[where] >= 0]
         self.visible[live] = False
         self.namespaces[live] = -1
+        for position in live.tolist():
+            self.payloads[position] = None
         self.dead += len(live)
         if self.size > 4096 and self.dead * 2 > self.size:
             self._compact()
@@ -94,6 +115,7 @@ class VectorMirror:
         self.namespaces = self.namespaces[keep]
         self.visible = self.visible[keep]
         self.vectors = self.vectors[keep]
+        self.payloads = [self.payloads[i] for i in keep.tolist()]
         self.size = len(keep)
         self.dead = 0
 
@@ -105,7 +127,7 @@ class VectorMirror:
         return self.visible[: self.size] & (self.namespaces[: self.size] == code)
 
     def top_k(self, query: np.ndarray, allowed: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """``(row_ids, scores)`` of the k best allowed rows, best first (ties: row order)."""
+        """``(positions, scores)`` of the k best allowed rows, best first (ties: row order)."""
         total = int(allowed.sum())
         k = min(k, total)
         if k <= 0:
@@ -115,4 +137,4 @@ class VectorMirror:
             scores[~allowed] = -np.inf
         best = np.argpartition(-scores, k - 1)[:k] if k < self.size else np.flatnonzero(allowed)
         order = best[np.lexsort((best, -scores[best]))]
-        return self.row_ids[order], scores[order]
+        return order, scores[order]

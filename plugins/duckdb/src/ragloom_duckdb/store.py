@@ -32,13 +32,13 @@ from ragloom.stores.base import KEYWORD_SEARCH, VECTORS, SourceState, normalize_
 from ragloom.types import Chunk, Result
 from ragloom_duckdb.config import DuckDBStoreConfig
 from ragloom_duckdb.database import SCHEMA_VERSION, Database, acquire, release
-from ragloom_duckdb.mirror import VectorMirror
+from ragloom_duckdb.mirror import Payload, VectorMirror
 from ragloom_duckdb.schema import CHUNK_COLUMNS, chunks_ddl, open_schema
 from ragloom_duckdb.sqlfilter import filter_sql
 
 __all__ = ["SCHEMA_VERSION", "DuckDBStore"]
 
-_RESULT_COLUMNS = "row_id, chunk_id, document_id, text, source, metadata, start_offset, end_offset, tags"
+_PAYLOAD_COLUMNS = "chunk_id, document_id, text, source, metadata, start_offset, end_offset, tags"
 
 
 class DuckDBStore:
@@ -116,56 +116,55 @@ class DuckDBStore:
                 cursor.execute("INSERT INTO ragloom_meta VALUES ('hnsw', 'chunks_hnsw')")
         self._db.hnsw_ready = True
 
-    def _mirror(self, cursor: Any) -> VectorMirror | None:
+    def _mirror(self, cursor: Any) -> VectorMirror:
         db = self._db
-        if db.mirror is None and db.dim is not None:
-            import pyarrow.compute as pc
-
-            mirror = VectorMirror(db.dim)
-            table = cursor.execute("SELECT row_id, namespace, visible, vector FROM chunks ORDER BY row_id").arrow()
-            table = table.read_all() if hasattr(table, "read_all") else table
-            if table.num_rows:
-                vectors = table.column("vector").combine_chunks().flatten().to_numpy(zero_copy_only=False)
-                encoded = pc.dictionary_encode(table.column("namespace")).combine_chunks()
-                names = encoded.dictionary.to_pylist()
-                codes = np.asarray([mirror.code(name, create=True) for name in names], dtype=np.int32)
-                mirror.append(
-                    table.column("row_id").to_numpy(),
-                    "",
-                    table.column("visible").to_numpy(zero_copy_only=False),
-                    vectors.reshape(-1, db.dim),
-                )
-                mirror.namespaces[: mirror.size] = codes[encoded.indices.to_numpy(zero_copy_only=False)]
+        if db.mirror is None:
+            mirror = VectorMirror(db.dim or 0)
+            if db.dim is not None:
+                table = cursor.execute(f"SELECT row_id, namespace, visible, vector, {_PAYLOAD_COLUMNS} FROM chunks ORDER BY row_id").arrow()
+                table = table.read_all() if hasattr(table, "read_all") else table
+                if table.num_rows:
+                    columns = [table.column(name).to_pylist() for name in _PAYLOAD_COLUMNS.split(", ")]
+                    columns[-1] = [tuple(tags or ()) for tags in columns[-1]]
+                    mirror.load(
+                        table.column("row_id").to_numpy(),
+                        table.column("namespace").to_pylist(),
+                        table.column("visible").to_numpy(zero_copy_only=False),
+                        table.column("vector").combine_chunks().flatten().to_numpy(zero_copy_only=False),
+                        list(zip(*columns, strict=True)),
+                    )
             db.mirror = mirror
         return db.mirror
 
-    def _keyword_index(self, cursor: Any, namespace: str) -> BM25Index | None:
+    def _keyword_index(self, cursor: Any, namespace: str) -> BM25Index:
         db = self._db
         index = db.keyword.get(namespace)
-        if index is None and self._has_chunks():
+        if index is None:
+            mirror = self._mirror(cursor)
             index = BM25Index(self.config.bm25)
-            rows = cursor.execute(
-                "SELECT row_id, text FROM chunks WHERE namespace = ? AND visible ORDER BY row_id", [namespace]
-            ).fetchall()
-            if rows:
-                index.add([r[0] for r in rows], [r[1] for r in rows])
+            positions = np.flatnonzero(mirror.allowed(namespace)).tolist()
+            if positions:
+                index.add(mirror.row_ids[positions].tolist(), [mirror.payloads[p][2] for p in positions])  # type: ignore[index]
             db.keyword[namespace] = index
         return index
 
-    def _apply(self, namespace: str, shown: Sequence[tuple[int, str]], dropped: Sequence[int]) -> None:
+    def _apply(self, namespace: str, shown: Sequence[int], dropped: Sequence[int]) -> None:
         """Bring the mirror and the keyword index in step with a committed change."""
         db = self._db
         if db.mirror is not None:
             if dropped:
                 db.mirror.drop(np.asarray(dropped, dtype=np.int64))
             if shown:
-                db.mirror.show(np.asarray([r for r, _ in shown], dtype=np.int64))
+                db.mirror.show(np.asarray(shown, dtype=np.int64))
         index = db.keyword.get(namespace)
         if index is not None:
             if dropped:
                 index.remove(dropped)
             if shown:
-                index.add([r for r, _ in shown], [t for _, t in shown])
+                mirror = db.mirror
+                assert mirror is not None  # a keyword index implies a loaded mirror
+                positions = mirror.positions(np.asarray(shown, dtype=np.int64)).tolist()
+                index.add(mirror.row_ids[positions].tolist(), [mirror.payloads[p][2] for p in positions])  # type: ignore[index]
 
     def _check_query(self, vector: np.ndarray) -> np.ndarray:
         query = np.asarray(vector, dtype=np.float32).reshape(-1)
@@ -173,16 +172,9 @@ class DuckDBStore:
             raise DimensionMismatchError(store_dim=self._db.dim, embedder_dim=query.shape[0], where=f"DuckDB store {self.path}")
         return normalize_rows(query)
 
-    def _rows(self, cursor: Any, row_ids: Sequence[int]) -> dict[int, tuple[Any, ...]]:
-        if not row_ids:
-            return {}
-        placeholders = ", ".join("?" for _ in row_ids)
-        rows = cursor.execute(f"SELECT {_RESULT_COLUMNS} FROM chunks WHERE row_id IN ({placeholders})", list(row_ids)).fetchall()
-        return {row[0]: row for row in rows}
-
     @staticmethod
-    def _result(row: tuple[Any, ...], score: float) -> Result:
-        _, chunk_id, document_id, text, source, metadata, start, end, tags = row
+    def _result(payload: Payload | tuple[Any, ...], score: float) -> Result:
+        chunk_id, document_id, text, source, metadata, start, end, tags = payload
         return Result(
             chunk_id=chunk_id,
             document_id=document_id,
@@ -244,15 +236,14 @@ class DuckDBStore:
                 if results is not None:
                     return results
             mirror = self._mirror(cursor)
-            assert mirror is not None
             allowed = mirror.allowed(namespace)
             if filter is not None:
                 matching = np.zeros(mirror.size, dtype=bool)
                 matching[mirror.positions(self._filtered_row_ids(cursor, namespace, filter))] = True
                 allowed &= matching
-            row_ids, scores = mirror.top_k(query, allowed, top_k)
-            rows = self._rows(cursor, row_ids.tolist())
-            return [self._result(rows[r], s) for r, s in zip(row_ids.tolist(), scores.tolist(), strict=True)]
+            positions, scores = mirror.top_k(query, allowed, top_k)
+            payloads = mirror.payloads
+            return [self._result(payloads[p], s) for p, s in zip(positions.tolist(), scores.tolist(), strict=True)]  # type: ignore[arg-type]
 
     def plan(self, namespace: str, filter: FilterNode | None = None) -> str:
         """Which path ``search`` takes for this namespace and filter: ``"hnsw"`` or ``"exact"``."""
@@ -271,14 +262,13 @@ class DuckDBStore:
         limit = top_k
         for _ in range(4):
             rows = cursor.execute(
-                f"SELECT row_id, namespace, visible, array_cosine_similarity(vector, ?::FLOAT[{dim}]) AS score FROM chunks "
-                f"ORDER BY array_cosine_distance(vector, ?::FLOAT[{dim}]) LIMIT {int(limit)}",
+                f"SELECT namespace, visible, array_cosine_similarity(vector, ?::FLOAT[{dim}]) AS score, {_PAYLOAD_COLUMNS} "
+                f"FROM chunks ORDER BY array_cosine_distance(vector, ?::FLOAT[{dim}]) LIMIT {int(limit)}",
                 [query.tolist(), query.tolist()],
             ).fetchall()
-            hits = [(r[0], r[3]) for r in rows if r[1] == namespace and r[2]][:top_k]
+            hits = [r for r in rows if r[0] == namespace and r[1]][:top_k]
             if len(hits) >= min(top_k, total):
-                found = self._rows(cursor, [h[0] for h in hits])
-                return [self._result(found[r], s) for r, s in hits]
+                return [self._result(r[3:], r[2]) for r in hits]
             if len(rows) < limit:
                 break
             limit *= 4
@@ -291,12 +281,13 @@ class DuckDBStore:
                 return []
             cursor = self._cursor()
             index = self._keyword_index(cursor, namespace)
-            if index is None:
-                return []
             keys = self._filtered_row_ids(cursor, namespace, filter).tolist() if filter is not None else None
             hits = index.search(query, top_k=top_k, keys=keys)
-            rows = self._rows(cursor, [int(k) for k, _ in hits])  # type: ignore[call-overload]
-            return [self._result(rows[k], s) for k, s in hits]  # type: ignore[index]
+            if not hits:
+                return []
+            mirror = self._mirror(cursor)
+            positions = mirror.positions(np.asarray([k for k, _ in hits], dtype=np.int64)).tolist()
+            return [self._result(mirror.payloads[p], s) for p, (_, s) in zip(positions, hits, strict=True)]  # type: ignore[arg-type]
 
     def get_vectors(self, namespace: str, chunk_ids: Sequence[str]) -> np.ndarray:
         """Stored (normalised) vectors of visible chunks, in the order asked."""
@@ -382,6 +373,7 @@ class DuckDBStore:
                 raise DimensionMismatchError(store_dim=db.dim, embedder_dim=dim, where=f"DuckDB store {self.path}")
             cursor = self._cursor()
             normalized = normalize_rows(array)
+            metadata_json = [json.dumps(c.metadata, ensure_ascii=False, default=str) for c in chunks]
             row_ids = np.arange(db.next_row_id, db.next_row_id + len(chunks), dtype=np.int64)
             batch = pa.table(
                 {
@@ -396,7 +388,7 @@ class DuckDBStore:
                     "text": [c.text for c in chunks],
                     "start_offset": pa.array([c.start for c in chunks], type=pa.int64()),
                     "end_offset": pa.array([c.end for c in chunks], type=pa.int64()),
-                    "metadata": [json.dumps(c.metadata, ensure_ascii=False, default=str) for c in chunks],
+                    "metadata": metadata_json,
                     "tags": pa.array([list(c.tags) for c in chunks], type=pa.list_(pa.string())),
                     "content_hash": [c.content_hash for c in chunks],
                     "vector": pa.FixedSizeListArray.from_arrays(pa.array(normalized.reshape(-1)), dim),
@@ -419,7 +411,11 @@ class DuckDBStore:
                 self._ensure_hnsw(cursor)
             db.next_row_id += len(chunks)
             if db.mirror is not None:
-                db.mirror.append(row_ids, namespace, False, normalized)
+                payloads = [
+                    (c.id, c.document_id, c.text, c.source, metadata, c.start, c.end, tuple(c.tags))
+                    for c, metadata in zip(chunks, metadata_json, strict=True)
+                ]
+                db.mirror.append(row_ids, namespace, False, normalized, payloads)
 
     def _bump_generation(self, cursor: Any, namespace: str, source: str, generation: int, *, commit: bool = False) -> None:
         assignment = "generation = ?, " if commit else ""
@@ -441,7 +437,7 @@ class DuckDBStore:
         with self._db.lock, self._errors(f"committing {source}"):
             cursor = self._cursor()
             dropped: list[int] = []
-            shown: list[tuple[int, str]] = []
+            shown: list[int] = []
             removed = 0
             with self._transaction(cursor):
                 if self._has_chunks():
@@ -457,12 +453,11 @@ class DuckDBStore:
                     ).fetchall()
                     dropped = [r[0] for r in gone]
                     removed = sum(1 for r in gone if r[1])
-                    text = ", text" if namespace in self._db.keyword else ", NULL"
                     shown = [
-                        (r[0], r[1])
+                        r[0]
                         for r in cursor.execute(
-                            f"UPDATE chunks SET visible = true WHERE namespace = ? AND source = ? AND generation = ? "
-                            f"AND NOT visible RETURNING row_id{text}",
+                            "UPDATE chunks SET visible = true WHERE namespace = ? AND source = ? AND generation = ? "
+                            "AND NOT visible RETURNING row_id",
                             [namespace, source, generation],
                         ).fetchall()
                     ]
