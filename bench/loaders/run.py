@@ -210,6 +210,10 @@ def pdfminer_plain(data: bytes) -> str:
 # ---------------------------------------------------------------- measuring
 
 
+def _in(word: str, vocabulary: set[str]) -> bool:
+    return word.strip(_PUNCT) in vocabulary
+
+
 def quality(texts: Iterable[str], vocabulary: set[str]) -> dict[str, int]:
     glued = split = leaked = total = 0
     lower = {w.lower() for w in vocabulary}
@@ -220,9 +224,7 @@ def quality(texts: Iterable[str], vocabulary: set[str]) -> dict[str, int]:
                 continue
             if LEAK_MARKER in token:
                 leaked += 1
-            elif any(token[:i] in vocabulary and token[i:].lstrip(_PUNCT) in vocabulary for i in range(1, len(token))) or any(
-                token[:i].rstrip(_PUNCT) in vocabulary and token[i:] in vocabulary for i in range(1, len(token))
-            ):
+            elif any(_in(token[:i], vocabulary) and _in(token[i:], vocabulary) for i in range(2, len(token) - 1)):
                 glued += 1
             elif token.lower() not in lower:
                 split += 1
