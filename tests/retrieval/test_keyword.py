@@ -130,3 +130,12 @@ def test_incremental_index_equals_a_fresh_one(ops: list[tuple[bool, int, str]], 
     assert set(got) <= set(live)
     assert got == pytest.approx(fresh.score_all(query), rel=1e-5)
     assert {k for k, _ in index.search(query, top_k=20)} == set(fresh.score_all(query))
+
+
+def test_clear() -> None:
+    index = BM25Index()
+    index.add([1, 2], ["lamp", "lamp wifi"])
+    index.clear()
+    assert len(index) == 0 and index.search("lamp", top_k=5) == []
+    index.add([3], ["lamp"])
+    assert index.search("lamp", top_k=5)[0][0] == 3

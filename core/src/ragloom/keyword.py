@@ -115,7 +115,8 @@ class BM25Index:
 
     def clear(self) -> None:
         """Remove everything."""
-        self.__init__(self.config, analyzer=self.analyzer)  # type: ignore[misc]
+        self.remove(list(self._slot_of))
+        self._compact()
 
     def _compact(self) -> None:
         live = [s for s, key in enumerate(self._keys) if key is not None]
