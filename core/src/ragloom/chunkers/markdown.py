@@ -39,30 +39,48 @@ _LIST_OR_QUOTE = re.compile(r" {0,3}(?:[-*+>]|\d+[.)])(?:[ \t]|$)")
 
 
 class _LinePattern:
-    """A regex applied at the start of every line."""
+    """A regex applied at the start of a line."""
 
     def __init__(self, source: str):
         self.line = re.compile(source, re.M)
-        self.finder = re.compile("\n" + source, re.M)
 
     def match(self, text: str, position: int) -> re.Match[str] | None:
         """The match of the line starting at ``position``."""
         return self.line.match(text, position)
-
-    def scan(self, text: str, start: int) -> list[tuple[int, re.Match[str]]]:
-        """``(line start, match)`` for every matching line from ``start`` (itself a line start)."""
-        found = []
-        first = self.line.match(text, start)
-        if first:
-            found.append((start, first))
-        found.extend((m.start() + 1, m) for m in self.finder.finditer(text, start))
-        return found
 
 
 _FENCES = _LinePattern(_FENCE)
 _ATXS = _LinePattern(_ATX)
 _SETEXTS = _LinePattern(_SETEXT)
 _TABLE_DELIMITERS = _LinePattern(_TABLE_DELIMITER)
+#: Lines that may be structure start with one of these (after up to 3 spaces).
+_MARKED_LINE = re.compile(r"\n {0,3}[#`~=|:-]")
+_PATTERNS_BY_MARK = {
+    "#": (("atx", _ATXS),),
+    "`": (("fence", _FENCES),),
+    "~": (("fence", _FENCES),),
+    "=": (("setext", _SETEXTS),),
+    "-": (("setext", _SETEXTS), ("table", _TABLE_DELIMITERS)),
+    "|": (("table", _TABLE_DELIMITERS),),
+    ":": (("table", _TABLE_DELIMITERS),),
+}
+
+
+def _structure_lines(text: str, start: int) -> dict[str, list[tuple[int, re.Match[str]]]]:
+    """``(line start, match)`` of fence, ATX, setext-underline and table-delimiter lines, by kind.
+
+    One scan finds the lines starting with a Markdown mark; only those are matched further.
+    """
+    found: dict[str, list[tuple[int, re.Match[str]]]] = {"atx": [], "fence": [], "setext": [], "table": []}
+    lines = [start] if start < len(text) else []
+    lines.extend(m.start() + 1 for m in _MARKED_LINE.finditer(text, start))
+    for line in lines:
+        mark = text[line : line + 4].lstrip(" ")[:1]
+        for kind, pattern in _PATTERNS_BY_MARK.get(mark, ()):
+            match = pattern.match(text, line)
+            if match:
+                found[kind].append((line, match))
+    return found
 
 
 @attrs.frozen(kw_only=True)
@@ -100,11 +118,11 @@ def frontmatter_end(text: str) -> int:
     return _line_end(text, closing.start()) if closing else 0
 
 
-def _fences(text: str, start: int) -> list[tuple[int, int]]:
+def _fences(text: str, lines: list[tuple[int, re.Match[str]]]) -> list[tuple[int, int]]:
     """``(start, end)`` of fenced code blocks; an unclosed fence runs to the end."""
     blocks: list[tuple[int, int]] = []
     opening = None
-    for line, match in _FENCES.scan(text, start):
+    for line, match in lines:
         marker = match.group(1)
         if opening is None:
             opening = (line, marker)
@@ -121,10 +139,10 @@ def _inside(blocks: list[tuple[int, int]], position: int) -> bool:
     return index >= 0 and blocks[index][0] <= position < blocks[index][1]
 
 
-def _tables(text: str, start: int, fences: list[tuple[int, int]]) -> list[tuple[int, int]]:
+def _tables(text: str, start: int, lines: list[tuple[int, re.Match[str]]], fences: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """``(start, end)`` of pipe tables: header row, delimiter row, body rows."""
     tables: list[tuple[int, int]] = []
-    for row, match in _TABLE_DELIMITERS.scan(text, start):
+    for row, match in lines:
         if row == start or _inside(fences, row) or (tables and row < tables[-1][1]):
             continue
         header = _line_start(text, row - 1)
@@ -141,14 +159,16 @@ def _tables(text: str, start: int, fences: list[tuple[int, int]]) -> list[tuple[
     return tables
 
 
-def _headings(text: str, start: int, fences: list[tuple[int, int]], tables: list[tuple[int, int]]) -> list[tuple[int, int, str]]:
+def _headings(
+    text: str, start: int, lines: dict[str, list[tuple[int, re.Match[str]]]], fences: list[tuple[int, int]], tables: list[tuple[int, int]]
+) -> list[tuple[int, int, str]]:
     """``(line start, level, title)`` of every heading outside code and tables, in order."""
     found: list[tuple[int, int, str]] = []
     blocks = sorted(fences + tables)
-    for line, match in _ATXS.scan(text, start):
+    for line, match in lines["atx"]:
         if not _inside(blocks, line):
             found.append((line, len(match.group(1)), (match.group(2) or "").strip()))
-    for line, match in _SETEXTS.scan(text, start):
+    for line, match in lines["setext"]:
         if line == start or _inside(blocks, line):
             continue
         title_start = _line_start(text, line - 1)
@@ -179,10 +199,11 @@ class MarkdownChunker:
         body = frontmatter_end(text)
         if not any(mark in text for mark in "#`~|=-"):
             return [(body, len(text), [], [])]
-        fences = _fences(text, body)
-        tables = _tables(text, body, fences)
+        lines = _structure_lines(text, body)
+        fences = _fences(text, lines["fence"])
+        tables = _tables(text, body, lines["table"], fences)
         atoms = sorted(fences + tables)
-        headings = _headings(text, body, fences, tables)
+        headings = _headings(text, body, lines, fences, tables)
         sections = []
         path: list[tuple[int, str]] = []
         starts = [body] + [h[0] for h in headings]

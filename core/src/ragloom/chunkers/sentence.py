@@ -54,7 +54,10 @@ _PARAGRAPH = re.compile(r"\n[ \t]*\n\s*")
 
 def _is_abbreviation(text: str, dot: int) -> bool:
     """Does the word ending at ``text[dot] == "."`` abbreviate (no sentence end)?"""
-    start = max(text.rfind(" ", max(0, dot - 40), dot), text.rfind("\n", max(0, dot - 40), dot)) + 1
+    low = dot - 40 if dot > 40 else 0
+    start = max(text.rfind(" ", low, dot), text.rfind("\n", low, dot)) + 1
+    if dot - start > 8 and text.find(".", start, dot) == -1:
+        return False  # a long plain word
     word = text[start:dot].lstrip("\"'“‘([")
     if not word:
         return False
@@ -121,6 +124,11 @@ def sentence_ends(text: str, start: int = 0, end: int | None = None) -> list[int
         scanned = cut = match.end()
         if cut >= end:
             break
+        if cut - position == 2:  # the common case: one mark, one space
+            if first == "…" or text[cut].islower() or (first == "." and _is_abbreviation(text, position)):
+                continue
+            append(cut)
+            continue
         matched = match.group()
         if matched.count("\n") >= 2:  # a blank line inside the whitespace
             append(cut)
