@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import os
 import random
 import time
 from collections.abc import Callable
@@ -55,15 +56,35 @@ Result = list[tuple[int, int, str]] | list[str]
 
 
 def exact_share(docs: list[str], outputs: list[Result]) -> str:
+    """Share of chunks whose offsets are right: the slice is the chunk, in order, no text skipped.
+
+    ``str.find``-based offsets always slice to the chunk's text, but on repeated
+    passages they can point at a later copy: the chunk then starts before its
+    predecessor or leaves a gap of skipped text, which this check catches.
+    """
     total = exact = 0
     for text, chunks in zip(docs, outputs, strict=False):
+        previous_start, previous_end = -1, 0
         for item in chunks:
             if isinstance(item, str):
                 return "n/a"
             start, end, chunk = item
             total += 1
-            exact += text[start:end] == chunk
+            in_order = start > previous_start and not text[previous_end:start].strip()
+            exact += text[start:end] == chunk and in_order
+            previous_start, previous_end = start, max(previous_end, end)
     return f"{exact / total:.1%}" if total else "n/a"
+
+
+def repeated_passages(documents: int = 200) -> list[str]:
+    """Documents made of one passage repeated, where str.find-based offsets go wrong."""
+    rng = random.Random(7)
+    words = "lamp light warm glow dim bright switch cable button firmware update night desk".split()
+    docs = []
+    for _ in range(documents):
+        passage = " ".join(rng.choice(words) for _ in range(60)) + ".\n\n"
+        docs.append(passage * rng.randint(10, 30))
+    return docs
 
 
 def run(name: str, fn: Callable[[str], Result], docs: list[str], repeat: int, offsets: Callable[[list[str]], list[Result]] | None = None) -> dict:
@@ -104,6 +125,8 @@ def ragloom_rows(docs: list[str], repeat: int) -> list[dict]:
             return [(s, e, text[s:e]) for s, e in spans(text)]
 
         rows.append(run(name, fn, docs, repeat))
+    word_level = RecursiveChunker(RecursiveConfig(size=SIZE, overlap=OVERLAP, separators=("\n\n", "\n", " ")))
+    rows.append(run("ragloom recursive, LangChain's separators", lambda t: [(s, e, t[s:e]) for s, e in word_level.spans(t)], docs, repeat))
     recursive = RecursiveChunker(RecursiveConfig(size=SIZE, overlap=OVERLAP))
     documents = [Document.create(d, f"doc{i}") for i, d in enumerate(docs)]
     by_text = dict(zip(docs, documents, strict=False))
@@ -130,6 +153,10 @@ def competitor_rows(docs: list[str], repeat: int) -> list[dict]:
             return out
 
         rows.append(run("LangChain RecursiveCharacterTextSplitter", splitter.split_text, docs, repeat, langchain_offsets))
+        sentences = RecursiveCharacterTextSplitter(
+            chunk_size=SIZE, chunk_overlap=OVERLAP, separators=["\n\n", "\n", ". ", " ", ""], keep_separator="end"
+        )
+        rows.append(run("LangChain, ragloom's separators", sentences.split_text, docs, repeat))
     except ImportError as exc:
         print(f"LangChain not installed: {exc}")
     try:
@@ -163,6 +190,45 @@ def competitor_rows(docs: list[str], repeat: int) -> list[dict]:
     return rows
 
 
+def print_repeats(docs: list[str]) -> None:
+    """Exact-offset share of each library that reports offsets, on repeated passages."""
+    from ragloom.chunkers import RecursiveChunker, RecursiveConfig
+
+    recursive = RecursiveChunker(RecursiveConfig(size=SIZE, overlap=OVERLAP))
+    checks: list[tuple[str, Callable[[str], Result]]] = [("ragloom recursive", lambda t: [(s, e, t[s:e]) for s, e in recursive.spans(t)])]
+    try:
+        from langchain_text_splitters import RecursiveCharacterTextSplitter
+
+        indexed = RecursiveCharacterTextSplitter(chunk_size=SIZE, chunk_overlap=OVERLAP, add_start_index=True)
+        checks.append(
+            (
+                "LangChain add_start_index",
+                lambda t: [(d.metadata["start_index"], d.metadata["start_index"] + len(d.page_content), d.page_content) for d in indexed.create_documents([t])],
+            )
+        )
+    except ImportError:
+        pass
+    try:
+        import semchunk
+
+        def semchunk_fn(t: str) -> Result:
+            chunks, offsets = semchunk.chunk(t, SIZE, len, offsets=True, overlap=OVERLAP)
+            return [(s, e, c) for c, (s, e) in zip(chunks, offsets, strict=True)]
+
+        checks.append(("semchunk offsets", semchunk_fn))
+    except ImportError:
+        pass
+    try:
+        from chonkie import RecursiveChunker as ChonkieRecursive
+
+        chonkie = ChonkieRecursive(chunk_size=SIZE)
+        checks.append(("chonkie start/end_index", lambda t: [(c.start_index, c.end_index, c.text) for c in chonkie.chunk(t)]))
+    except ImportError:
+        pass
+    for name, fn in checks:
+        print(f"{name:<44} exact {exact_share(docs, [fn(d) for d in docs])}", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mb", type=float, default=20.0)
@@ -173,6 +239,7 @@ def main() -> None:
     args = parser.parse_args()
     docs = build_corpus(args.mb, args.docs)
     print(f"corpus: {len(docs)} documents, {sum(map(len, docs)) / 1e6:.1f} M characters; size {SIZE}, overlap {OVERLAP}; best of {args.repeat}")
+    print(f"load average before the run: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     rows = ragloom_rows(docs, args.repeat)
     if not args.only_ragloom:
         rows += competitor_rows(docs, args.repeat)
@@ -180,6 +247,9 @@ def main() -> None:
         if langchain:
             for r in rows:
                 print(f"{r['library']:<44} {r['mb_s'] / langchain['mb_s']:>6.2f}x LangChain")
+        print("\nrepeated passages (offset check only):")
+        print_repeats(repeated_passages())
+    print(f"load average after the run: {os.getloadavg()[0]:.1f}")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2))
 

@@ -32,7 +32,7 @@ _FRONTMATTER = re.compile(r"\A(?:---|\+\+\+)[ \t]*\r?\n")
 # Line patterns, matched at line starts only: each also has a finder that starts
 # with the newline before the line, so the regex engine can skip to newlines fast.
 _FENCE = r" {0,3}(`{3,}|~{3,})[^\n]*$"
-_ATX = r" {0,3}(#{1,6})(?:[ \t]+([^\n]*?))?(?:[ \t]+#+)?[ \t]*$"
+_ATX = r" {0,3}(#{1,6})(?:[ \t]([^\n]*))?$"
 _SETEXT = r" {0,3}(=+|-+)[ \t]*$"
 _TABLE_DELIMITER = r" {0,3}(?=[^\n]*\|)\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*$"
 _LIST_OR_QUOTE = re.compile(r" {0,3}(?:[-*+>]|\d+[.)])(?:[ \t]|$)")
@@ -159,6 +159,15 @@ def _tables(text: str, start: int, lines: list[tuple[int, re.Match[str]]], fence
     return tables
 
 
+def _atx_title(raw: str) -> str:
+    """The title of an ATX heading: without the optional closing ``#`` run."""
+    title = raw.strip()
+    stripped = title.rstrip("#")
+    if stripped != title and (not stripped or stripped[-1] in " \t"):
+        title = stripped.strip()
+    return title
+
+
 def _headings(
     text: str, start: int, lines: dict[str, list[tuple[int, re.Match[str]]]], fences: list[tuple[int, int]], tables: list[tuple[int, int]]
 ) -> list[tuple[int, int, str]]:
@@ -167,7 +176,7 @@ def _headings(
     blocks = sorted(fences + tables)
     for line, match in lines["atx"]:
         if not _inside(blocks, line):
-            found.append((line, len(match.group(1)), (match.group(2) or "").strip()))
+            found.append((line, len(match.group(1)), _atx_title(match.group(2) or "")))
     for line, match in lines["setext"]:
         if line == start or _inside(blocks, line):
             continue
