@@ -89,16 +89,24 @@ def repeated_passages(documents: int = 200) -> list[str]:
 
 def run(name: str, fn: Callable[[str], Result], docs: list[str], repeat: int, offsets: Callable[[list[str]], list[Result]] | None = None) -> dict:
     megabytes = sum(len(d) for d in docs) / 1_000_000
-    best = float("inf")
+    best = best_cpu = float("inf")
     outputs: list[Result] = []
     for _ in range(repeat):
         gc.collect()
-        began = time.perf_counter()
+        began, began_cpu = time.perf_counter(), time.process_time()
         outputs = [fn(d) for d in docs]
         best = min(best, time.perf_counter() - began)
+        best_cpu = min(best_cpu, time.process_time() - began_cpu)
     share = exact_share(docs, offsets(docs) if offsets else outputs)
-    row = {"library": name, "mb_s": megabytes / best, "seconds": best, "chunks": sum(len(o) for o in outputs), "exact": share}
-    print(f"{name:<44} {row['mb_s']:>8.1f} MB/s {row['chunks']:>9,} chunks  exact {share}", flush=True)
+    row = {
+        "library": name,
+        "mb_s": megabytes / best,
+        "mb_s_cpu": megabytes / best_cpu,
+        "seconds": best,
+        "chunks": sum(len(o) for o in outputs),
+        "exact": share,
+    }
+    print(f"{name:<44} {row['mb_s']:>8.1f} MB/s {row['mb_s_cpu']:>8.1f} MB/s CPU {row['chunks']:>9,} chunks  exact {share}", flush=True)
     return row
 
 
@@ -234,10 +242,11 @@ def main() -> None:
     parser.add_argument("--mb", type=float, default=20.0)
     parser.add_argument("--docs", type=int, default=2000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--corpus", type=Path, default=CORPUS, help="SciFact corpus.jsonl to build the documents from")
     parser.add_argument("--only-ragloom", action="store_true")
     parser.add_argument("--json", type=Path, help="also write the rows here")
     args = parser.parse_args()
-    docs = build_corpus(args.mb, args.docs)
+    docs = build_corpus(args.mb, args.docs, args.corpus)
     print(f"corpus: {len(docs)} documents, {sum(map(len, docs)) / 1e6:.1f} M characters; size {SIZE}, overlap {OVERLAP}; best of {args.repeat}")
     print(f"load average before the run: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     rows = ragloom_rows(docs, args.repeat)
@@ -246,7 +255,7 @@ def main() -> None:
         langchain = next((r for r in rows if r["library"].startswith("LangChain")), None)
         if langchain:
             for r in rows:
-                print(f"{r['library']:<44} {r['mb_s'] / langchain['mb_s']:>6.2f}x LangChain")
+                print(f"{r['library']:<44} {r['mb_s'] / langchain['mb_s']:>6.2f}x LangChain (CPU time: {r['mb_s_cpu'] / langchain['mb_s_cpu']:.2f}x)")
         print("\nrepeated passages (offset check only):")
         print_repeats(repeated_passages())
     print(f"load average after the run: {os.getloadavg()[0]:.1f}")
