@@ -78,6 +78,7 @@ def test_request_and_answer_on_the_wire(server: CohereServer) -> None:
     for result, i in zip(ranked, order, strict=True):
         assert result.score == relevance(query, PASSAGES[i])
         assert result.metadata["retrieval_score"] == candidates()[i].score
+        assert "rerank_fallback" not in result.metadata
         assert (result.text, result.source, result.span) == (PASSAGES[i], f"/docs/{i}.md", (0, len(PASSAGES[i])))
 
 
@@ -195,7 +196,7 @@ def test_without_strict_a_failure_keeps_retrieval_order_warns_and_calls_on_error
         kept = reranker.rerank("warm light", candidates())
     assert [r.chunk_id for r in kept] == ["d0:0", "d1:0", "d2:0"]
     assert [r.score for r in kept] == [c.score for c in candidates()[:3]]
-    assert all(r.metadata["retrieval_score"] == r.score for r in kept)
+    assert all(r.metadata["retrieval_score"] == r.score and r.metadata["rerank_fallback"] is True for r in kept)
     assert len(seen) == 1 and seen[0].status_code == 500 and "boom" in str(seen[0])
     assert any("keeping retrieval order" in r.getMessage() and "boom" in r.getMessage() for r in caplog.records)
     server.fail_next(Fault(200, {"nothing": True}))

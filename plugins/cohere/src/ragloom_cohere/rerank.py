@@ -9,8 +9,9 @@ retrieval score is kept in ``metadata["retrieval_score"]``.
 
 When a call fails or its answer is unusable: with ``strict = true`` a
 ``RerankError`` (status code, Cohere's message, raw answer) is raised;
-otherwise the retrieval order is kept, a warning is logged and ``on_error``
-(Python only) is called with the error.
+otherwise the retrieval order is kept (``metadata["rerank_fallback"] = True``),
+a warning is logged and ``on_error`` (Python only) is called with the error —
+the policy of the core ``llm`` reranker.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import attrs
 import httpx
 
 from ragloom.errors import RerankError
+from ragloom.rerankers.base import reranked, resolve_top_n
 from ragloom.types import Result
 from ragloom_cohere.api import CohereAPI, ConnectionConfig
 
@@ -107,8 +109,8 @@ class CohereReranker:
 
     def rerank(self, query: str, results: Sequence[Result], top_n: int | None = None) -> list[Result]:
         """The ``top_n`` results Cohere scores highest, best first (or retrieval order on a tolerated failure)."""
-        n = self.top_n if top_n is None else top_n
-        if not results or n <= 0:
+        n = resolve_top_n(self.top_n, top_n)
+        if not results or n == 0:
             return []
         try:
             ranked = self.scores(query, [r.text for r in results], n)
@@ -118,8 +120,8 @@ class CohereReranker:
             logger.warning("cohere rerank failed, keeping retrieval order: %s", exc)
             if self.on_error is not None:
                 self.on_error(exc)
-            return [r.with_score(r.score, retrieval_score=r.score) for r in results[:n]]
-        return [results[i].with_score(score, retrieval_score=results[i].score) for i, score in ranked]
+            return [reranked(r, r.metadata.get("retrieval_score", r.score), rerank_fallback=True) for r in results[:n]]
+        return [reranked(results[i], score) for i, score in ranked]
 
     def close(self) -> None:
         """Close the HTTP connection pool if this reranker opened it."""

@@ -13,6 +13,7 @@ import attrs
 import numpy as np
 
 from ragloom.errors import RerankError
+from ragloom.rerankers.base import reranked, resolve_top_n
 from ragloom.types import Result
 from ragloom_sentence_transformers.loading import import_sentence_transformers, load_model, resolve_model
 
@@ -57,12 +58,12 @@ class CrossEncoderReranker:
 
     def rerank(self, query: str, results: Sequence[Result], top_n: int | None = None) -> list[Result]:
         """The ``top_n`` results the model scores highest, best first."""
-        n = self.top_n if top_n is None else top_n
-        if not results or n <= 0:
+        n = resolve_top_n(self.top_n, top_n)
+        if not results or n == 0:
             return []
         scores = self.scores(query, [r.text for r in results])
         order = sorted(range(len(results)), key=lambda i: (-scores[i], i))
-        return [results[i].with_score(float(scores[i]), retrieval_score=results[i].score) for i in order[:n]]
+        return [reranked(results[i], float(scores[i])) for i in order[:n]]
 
     def __repr__(self) -> str:
         return f"CrossEncoderReranker(model={self.model_name!r}, top_n={self.top_n})"
