@@ -120,10 +120,11 @@ def test_per_host_concurrency(server: LocalServer) -> None:
 def test_politeness_delay_spaces_requests_to_one_site(server: LocalServer) -> None:
     urls = _pages(server, 4)
     server.route("/sitemap.xml", _sitemap(urls), content_type="application/xml")
-    load_all(_local(max_concurrency=4, per_host_concurrency=4, politeness_delay=0.05), server.url("/sitemap.xml"))
+    load_all(_local(max_concurrency=4, per_host_concurrency=4, politeness_delay=0.1), server.url("/sitemap.xml"))
     starts = [seen.at for seen in server.requests if seen.path.startswith("/p")]
     assert len(starts) == 4
-    assert all(later - earlier >= 0.04 for earlier, later in zip(starts, starts[1:], strict=False))
+    # starts are scheduled 0.1 s apart; measured at the server, one arrival may lag, so check the span
+    assert starts[-1] - starts[0] >= 0.25
 
 
 def test_crawl_delay_from_robots_txt_spaces_requests(server: LocalServer) -> None:
@@ -133,7 +134,7 @@ def test_crawl_delay_from_robots_txt_spaces_requests(server: LocalServer) -> Non
     load_all(_local(), server.url("/sitemap.xml"))
     starts = [seen.at for seen in server.requests if seen.path.startswith("/p")]
     assert len(starts) == 3
-    assert all(later - earlier >= 0.08 for earlier, later in zip(starts, starts[1:], strict=False))
+    assert starts[-1] - starts[0] >= 0.16  # two crawl delays of 0.1 s
 
 
 def test_load_many(server: LocalServer) -> None:
