@@ -21,14 +21,9 @@ def pipeline() -> Pipeline:
     for record in RECORDS:
         metadata = {k: v for k, v in record.items() if k != "tags"}
         document = Document.create(f"record {record['name']} about lamps", f"mem://{record['name']}", metadata=metadata, tags=record["tags"])
-        pipeline._ingest_documents([document], (), _tally())
+        pipeline.ingest_documents([document])
     return pipeline
 
-
-def _tally():  # type: ignore[no-untyped-def]
-    from ragloom.pipeline import _Tally
-
-    return _Tally()
 
 
 def names(pipeline: Pipeline, spec: object) -> set[str]:

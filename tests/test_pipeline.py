@@ -189,23 +189,17 @@ def test_single_document_changes_inside_a_source_keep_other_documents(tmp_path: 
     embedder = CountingEmbedder()
     pipeline = build(embedder)
     docs = [Document.create(f"document number {i} " * 20, "virtual://set", part=i) for i in range(5)]
-    pipeline._ingest_documents(docs, (), _tally())
+    pipeline.ingest_documents(docs)
     before = snapshot(pipeline)
     changed = [*docs[:4], Document.create("a brand new text " * 20, "virtual://set", part=4)]
     texts = embedder.texts
-    tally = _tally()
-    pipeline._ingest_documents(changed, (), tally)
+    tally = pipeline.ingest_documents(changed)
     after = snapshot(pipeline)
     assert tally.unchanged == 4
     assert embedder.texts - texts == tally.chunks  # only document 4 was embedded
     kept = {k: v for k, v in before.items() if not k.startswith(docs[4].id)}
     assert {k: v for k, v in after.items() if not k.startswith(docs[4].id)} == kept
 
-
-def _tally():  # type: ignore[no-untyped-def]
-    from ragloom.pipeline import _Tally
-
-    return _Tally()
 
 
 def test_memory_is_bounded_by_the_batch(tmp_path: Path) -> None:

@@ -197,14 +197,7 @@ def documents_ranking(results: Iterable[Any]) -> list[str]:
 
 
 def _ingest(pipeline: Any, documents: Iterable[Document]) -> Any:
-    ingest_documents = getattr(pipeline, "ingest_documents", None)
-    if callable(ingest_documents):
-        return ingest_documents(documents)
-    from ragloom.pipeline import _Tally  # until Pipeline.ingest_documents exists
-
-    tally = _Tally()
-    pipeline._ingest_documents(documents, (), tally)
-    return tally.result()
+    return pipeline.ingest_documents(documents)
 
 
 def _pipeline_for(pipeline_or_config: Any, dataset: BeirDataset) -> tuple[Any, bool]:

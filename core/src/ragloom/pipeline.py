@@ -195,6 +195,12 @@ class Pipeline:
                 if stored.startswith(prefix) and stored not in present:
                     self._remove_if_stored(stored, tally)
 
+    def ingest_documents(self, documents: Iterable[Document], *, tags: Iterable[str] = ()) -> IngestResult:
+        """Ingest already loaded documents (grouped by source), e.g. a BEIR corpus or an app's records."""
+        tally = _Tally()
+        self._ingest_documents(documents, tuple(tags), tally)
+        return tally.result()
+
     def _fail(self, exc: RagloomError, tally: _Tally, *, source: str | None = None) -> None:
         where = getattr(exc, "source", None) or source or ""
         if self.config.ingest.on_error == "fail":
