@@ -231,16 +231,19 @@ def quality(texts: Iterable[str], vocabulary: set[str]) -> dict[str, int]:
     return {"tokens": total, "glued": glued, "split": split, "leaked": leaked}
 
 
-def measure(extract: Callable, inputs: list, repeat: int) -> tuple[float, list[str]]:
-    best = float("inf")
-    outputs: list[str] = []
-    extract(inputs[0])  # warm up: imports and caches are not measured
+def measure_all(extractors: list[tuple[str, Callable]], inputs: list, repeat: int) -> dict[str, tuple[float, list[str]]]:
+    """Best time and outputs of each extractor; runs alternate between extractors so machine load hits all alike."""
+    for _name, extract in extractors:
+        extract(inputs[0])  # warm up: imports and caches are not measured
+    best = {name: float("inf") for name, _ in extractors}
+    outputs: dict[str, list[str]] = {}
     for _ in range(repeat):
-        gc.collect()
-        start = time.perf_counter()
-        outputs = [extract(item) for item in inputs]
-        best = min(best, time.perf_counter() - start)
-    return best, outputs
+        for name, extract in extractors:
+            gc.collect()
+            start = time.perf_counter()
+            outputs[name] = [extract(item) for item in inputs]
+            best[name] = min(best[name], time.perf_counter() - start)
+    return {name: (best[name], outputs[name]) for name, _ in extractors}
 
 
 def table(title: str, rows: list[dict], baseline: str) -> str:
@@ -269,15 +272,16 @@ def main() -> None:
     abstracts = load_abstracts()
     pages, html_vocab = build_html(args.html_mb, abstracts)
     html_mb = sum(len(p.encode("utf-8")) for p in pages) / 1e6
-    html_rows = []
-    for name, extract in [
+    html_extractors = [
         ("ragloom extract_html (selectolax)", ragloom_html),
         ('bs4 + lxml, get_text("")', bs4_html("lxml", "")),
         ('bs4 + lxml, get_text("\\n")', bs4_html("lxml", "\n")),
         ('bs4 + html.parser, get_text("\\n")', bs4_html("html.parser", "\n")),
-    ]:
-        seconds, outputs = measure(extract, pages, args.repeat)
-        html_rows.append({"name": name, "seconds": seconds, "mbps": html_mb / seconds, **quality(outputs, html_vocab)})
+    ]
+    html_rows = [
+        {"name": name, "seconds": seconds, "mbps": html_mb / seconds, **quality(outputs, html_vocab)}
+        for name, (seconds, outputs) in measure_all(html_extractors, pages, args.repeat).items()
+    ]
 
     print(f"HTML: {len(pages)} pages, {html_mb:.1f} MB; best of {args.repeat}\n", flush=True)
     print(table("HTML text extraction", html_rows, html_rows[0]["name"]) + "\n", flush=True)
@@ -286,14 +290,15 @@ def main() -> None:
     from pypdf import PdfReader
 
     pdf_mb = sum(len(p) for p in pdfs) / 1e6
-    pdf_rows = []
-    for name, extract in [
+    pdf_extractors = [
         ("ragloom pdf loader (pdfminer.six)", ragloom_pdf),
         ("pdfminer.six extract_text", pdfminer_plain),
         ("pypdf extract_text", pypdf_pdf),
-    ]:
-        seconds, outputs = measure(extract, pdfs, args.repeat)
-        pdf_rows.append({"name": name, "seconds": seconds, "mbps": pdf_mb / seconds, **quality(outputs, pdf_vocab)})
+    ]
+    pdf_rows = [
+        {"name": name, "seconds": seconds, "mbps": pdf_mb / seconds, **quality(outputs, pdf_vocab)}
+        for name, (seconds, outputs) in measure_all(pdf_extractors, pdfs, args.repeat).items()
+    ]
 
     page_count = sum(len(PdfReader(io.BytesIO(p)).pages) for p in pdfs)
     print(f"PDF: {len(pdfs)} files, {page_count} pages, {pdf_mb:.1f} MB; best of {args.repeat}\n")
