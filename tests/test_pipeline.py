@@ -254,3 +254,35 @@ def test_vectors_are_unit_length(corpus: Path) -> None:
     chunks = pipeline.store.chunks("default")
     vectors = pipeline.store.get_vectors("default", [c.id for c in chunks])
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+
+
+def test_volatile_metadata_does_not_change_the_content_hash() -> None:
+    from ragloom import Document, content_hash
+
+    first = Document.create("same page", "https://example.org/", metadata={"fetched_at": "2026-01-01T00:00:00Z", "title": "T"})
+    later = Document.create("same page", "https://example.org/", metadata={"fetched_at": "2026-02-01T00:00:00Z", "title": "T"})
+    retitled = Document.create("same page", "https://example.org/", metadata={"fetched_at": "2026-02-01T00:00:00Z", "title": "U"})
+    assert content_hash(first, "c", "e") == content_hash(later, "c", "e") != content_hash(retitled, "c", "e")
+
+
+def test_loader_error_about_another_source_keeps_the_finished_source(tmp_path: Path) -> None:
+    """A multi-source loader (a sitemap) that fails after its last page: that page is kept."""
+    from ragloom import Document
+
+    def pages():  # type: ignore[no-untyped-def]
+        for i in range(3):
+            yield Document.create(f"page {i} text " * 10, f"https://site.example/p{i}")
+        raise LoaderError("1 of 4 URLs failed", source="https://site.example/sitemap.xml")
+
+    pipeline = build(CountingEmbedder())
+    with pytest.raises(LoaderError, match="sitemap.xml"):
+        pipeline.ingest_documents(pages())
+    assert pipeline.sources() == [f"https://site.example/p{i}" for i in range(3)]
+
+    def broken_page():  # type: ignore[no-untyped-def]
+        yield Document.create("half a page", "https://site.example/p9", part=0)
+        raise LoaderError("connection reset", source="https://site.example/p9")
+
+    with pytest.raises(LoaderError):
+        pipeline.ingest_documents(broken_page())
+    assert "https://site.example/p9" not in pipeline.sources()

@@ -220,8 +220,18 @@ class Pipeline:
         """Ingest a stream of documents grouped by source; return the sources seen."""
         seen: set[str] = set()
         writer: _SourceWriter | None = None
+        iterator = iter(documents)
         try:
-            for document in documents:
+            while True:
+                try:
+                    document = next(iterator)
+                except StopIteration:
+                    break
+                except LoaderError as exc:
+                    if writer is not None and exc.source != writer.source:
+                        writer.finish()  # the error is about another source: this one arrived whole
+                        writer = None
+                    raise
                 if tags:
                     document = attrs.evolve(document, tags=tuple(dict.fromkeys((*document.tags, *tags))))
                 if writer is None or document.source != writer.source:

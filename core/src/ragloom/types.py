@@ -139,10 +139,19 @@ class IngestResult:
         return attrs.asdict(self, recurse=True, value_serializer=lambda _i, _a, v: list(v) if isinstance(v, tuple) else v)
 
 
+#: Metadata keys that change on every load without changing the content (left out of the hash).
+VOLATILE_METADATA_KEYS = frozenset({"fetched_at"})
+
+
 def content_hash(document: Document, chunker_fingerprint: str, embedder_model_id: str) -> str:
-    """Hash of everything that decides a document's stored chunks and vectors."""
+    """Hash of everything that decides a document's stored chunks and vectors.
+
+    Keys in :data:`VOLATILE_METADATA_KEYS` (such as a web page's ``fetched_at``)
+    are left out, so re-fetching an unchanged page embeds nothing.
+    """
+    metadata = {k: v for k, v in document.metadata.items() if k not in VOLATILE_METADATA_KEYS}
     payload = json.dumps(
-        [document.text, document.metadata, list(document.tags), chunker_fingerprint, embedder_model_id],
+        [document.text, metadata, list(document.tags), chunker_fingerprint, embedder_model_id],
         sort_keys=True,
         ensure_ascii=False,
         default=str,
