@@ -57,3 +57,8 @@ def test_jsonl_streams(tmp_path: Path) -> None:
     count, peak = peak_while_consuming(loader.load(str(path)))
     assert count == rows
     assert peak < PEAK_LIMIT, f"peak {peak} bytes while streaming a {path.stat().st_size}-byte JSONL file"
+
+
+def test_streaming_loaders_accept_files_over_200_mb_by_default() -> None:
+    assert CsvLoaderConfig().max_file_bytes >= 4 * 1024**3
+    assert JsonlLoaderConfig().max_file_bytes >= 4 * 1024**3

@@ -20,6 +20,8 @@ from ragloom.types import Document
 
 DEFAULT_MAX_FILE_BYTES = 100 * 1024 * 1024
 DEFAULT_MAX_TEXT_CHARS = 50 * 1024 * 1024
+#: Streaming loaders (csv, jsonl) hold one row at a time, so their files may be larger.
+DEFAULT_MAX_STREAM_BYTES = 4 * 1024 * 1024 * 1024
 
 _BOMS = (
     (b"\xef\xbb\xbf", "utf-8"),

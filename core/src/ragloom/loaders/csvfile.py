@@ -16,7 +16,7 @@ import attrs
 
 from ragloom.errors import LoaderError
 from ragloom.loaders.base import (
-    DEFAULT_MAX_FILE_BYTES,
+    DEFAULT_MAX_STREAM_BYTES,
     DEFAULT_MAX_TEXT_CHARS,
     check_text_chars,
     iter_files,
@@ -61,7 +61,7 @@ class CsvLoaderConfig:
     column_names: tuple[str, ...] = attrs.field(default=(), converter=tuple)
     skip_empty_rows: bool = True
     encoding: str | None = None
-    max_file_bytes: int = attrs.field(default=DEFAULT_MAX_FILE_BYTES, validator=attrs.validators.gt(0))
+    max_file_bytes: int = attrs.field(default=DEFAULT_MAX_STREAM_BYTES, validator=attrs.validators.gt(0))
     max_text_chars: int = attrs.field(default=DEFAULT_MAX_TEXT_CHARS, validator=attrs.validators.gt(0))
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import attrs
 
 from ragloom.errors import LoaderError
-from ragloom.loaders.base import DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_TEXT_CHARS, iter_files, open_limited
+from ragloom.loaders.base import DEFAULT_MAX_STREAM_BYTES, DEFAULT_MAX_TEXT_CHARS, iter_files, open_limited
 from ragloom.loaders.json import ItemReader, JsonFields, parse_json
 from ragloom.types import Document
 
@@ -28,7 +28,7 @@ class JsonlLoaderConfig(JsonFields):
     """
 
     max_line_bytes: int = attrs.field(default=DEFAULT_MAX_LINE_BYTES, validator=attrs.validators.gt(0))
-    max_file_bytes: int = attrs.field(default=DEFAULT_MAX_FILE_BYTES, validator=attrs.validators.gt(0))
+    max_file_bytes: int = attrs.field(default=DEFAULT_MAX_STREAM_BYTES, validator=attrs.validators.gt(0))
     max_text_chars: int = attrs.field(default=DEFAULT_MAX_TEXT_CHARS, validator=attrs.validators.gt(0))
 
 
