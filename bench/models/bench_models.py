@@ -202,6 +202,7 @@ def main() -> None:
     parser.add_argument("--chunk-size", type=int, default=1000, help="chunk size of the chunked ragloom row")
     parser.add_argument("--overlap", type=int, default=100)
     parser.add_argument("--skip-chunked", action="store_true")
+    parser.add_argument("--skip-quality", action="store_true", help="only the throughput rows")
     parser.add_argument("--throughput-docs", type=int, default=640)
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--json", type=Path, help="also write the raw numbers here")
@@ -229,9 +230,10 @@ def main() -> None:
             "cpus": os.cpu_count(),
         }
     }
-    out["direct"] = bench_direct(model, model_dir, dataset, cache)
-    out["one_chunk"] = bench_ragloom(st_embedder, args.data, cache, 100_000, 0)
-    if not args.skip_chunked:
+    if not args.skip_quality:
+        out["direct"] = bench_direct(model, model_dir, dataset, cache)
+        out["one_chunk"] = bench_ragloom(st_embedder, args.data, cache, 100_000, 0)
+    if not args.skip_chunked and not args.skip_quality:
         out["chunked"] = bench_ragloom(st_embedder, args.data, cache, args.chunk_size, args.overlap)
     if args.throughput_docs > 0:
         out["throughput"] = bench_throughput(model, st_embedder, dataset, args.throughput_docs, args.repeat)
@@ -241,9 +243,28 @@ def main() -> None:
 
 
 def format_table(out: dict[str, Any], args: argparse.Namespace) -> str:
+    lines = [f"BEIR SciFact test ({len(load_beir(args.data).qrels)} queries), all-MiniLM-L6-v2; {out['machine']}"]
+    if "direct" in out:
+        lines += quality_table(out, args)
+    throughput = out.get("throughput")
+    if throughput:
+        ratio = throughput["ragloom_docs_per_s"] / throughput["direct_docs_per_s"]
+        lines += [
+            "",
+            f"Embedding throughput, {throughput['documents']} documents, batch 32, best of {args.repeat} (alternated):",
+            "",
+            "| system | docs/s | runs (s) |",
+            "| --- | ---: | --- |",
+            f"| sentence-transformers encode | {throughput['direct_docs_per_s']:.1f} | {throughput['direct_runs']} |",
+            f"| ragloom pipeline ingest | {throughput['ragloom_docs_per_s']:.1f} | {throughput['ragloom_runs']} |",
+            f"| ratio ragloom / direct | {ratio:.2f}× | |",
+        ]
+    return "\n".join(lines)
+
+
+def quality_table(out: dict[str, Any], args: argparse.Namespace) -> list[str]:
     direct = out["direct"]
     lines = [
-        f"BEIR SciFact test ({len(load_beir(args.data).qrels)} queries), all-MiniLM-L6-v2; {out['machine']}",
         "",
         "| system | nDCG@10 | Recall@10 | Recall@100 | MRR@10 | Δ nDCG@10 vs direct |",
         "| --- | ---: | ---: | ---: | ---: | ---: |",
@@ -260,20 +281,7 @@ def format_table(out: dict[str, Any], args: argparse.Namespace) -> str:
             continue
         for name, title in (("similarity", "ragloom dense"), ("bm25", "ragloom bm25"), ("hybrid", "ragloom hybrid (defaults)")):
             lines.append(row(f"{title}, {label} ({report['chunks']} chunks)", report["retrievers"][name]))
-    throughput = out.get("throughput")
-    if throughput:
-        ratio = throughput["ragloom_docs_per_s"] / throughput["direct_docs_per_s"]
-        lines += [
-            "",
-            f"Embedding throughput, {throughput['documents']} documents, batch 32, best of {args.repeat} (alternated):",
-            "",
-            "| system | docs/s | runs (s) |",
-            "| --- | ---: | --- |",
-            f"| sentence-transformers encode | {throughput['direct_docs_per_s']:.1f} | {throughput['direct_runs']} |",
-            f"| ragloom pipeline ingest | {throughput['ragloom_docs_per_s']:.1f} | {throughput['ragloom_runs']} |",
-            f"| ratio ragloom / direct | {ratio:.2f}× | |",
-        ]
-    return "\n".join(lines)
+    return lines
 
 
 if __name__ == "__main__":

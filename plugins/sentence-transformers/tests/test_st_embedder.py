@@ -139,6 +139,8 @@ def test_a_relative_model_path_is_resolved_from_the_config_folder(tmp_path: Path
     )
     with Pipeline.from_toml(tmp_path / "rag.toml") as pipeline:
         assert pipeline.embedder.model_name == str(tmp_path / "models" / "minilm")
+        assert pipeline.embedder.config.batch_size == 8  # forward passes of 8 texts …
+        assert pipeline.embedder.batch_size == 256  # … out of calls of up to 256, sorted by length
         result = pipeline.ingest(tmp_path / "corpus")
         assert result.embedded > 0
         hits = pipeline.query("How do I connect the lamp to my wireless network?")

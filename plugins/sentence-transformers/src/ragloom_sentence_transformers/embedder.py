@@ -21,6 +21,11 @@ from ragloom_sentence_transformers.loading import import_sentence_transformers, 
 
 _optional_positive = attrs.validators.optional(attrs.validators.gt(0))
 
+#: Texts handed to sentence-transformers per call (core's ``embed_in_batches`` slices by ``batch_size``):
+#: sentence-transformers sorts one call's texts by length before cutting forward passes of
+#: ``config.batch_size``, so larger calls mean less padding — as when it is given a whole corpus.
+TEXTS_PER_CALL = 256
+
 
 @attrs.frozen(kw_only=True)
 class SentenceTransformersConfig:
@@ -72,7 +77,7 @@ class SentenceTransformersEmbedder:
         if not dim:
             raise ConfigError(f"sentence-transformers model {model_name!r} does not declare its embedding dimension")
         self.dim = int(dim)
-        self.batch_size = config.batch_size
+        self.batch_size = max(config.batch_size, TEXTS_PER_CALL)
         self.model_name = model_name
         parts = [
             f"sentence-transformers:{config.model}",
@@ -90,7 +95,7 @@ class SentenceTransformersEmbedder:
             vectors = encode(
                 list(texts),
                 prompt=prompt,
-                batch_size=self.batch_size,
+                batch_size=self.config.batch_size,
                 normalize_embeddings=self.config.normalize,
                 convert_to_numpy=True,
                 show_progress_bar=False,
