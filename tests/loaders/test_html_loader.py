@@ -142,3 +142,23 @@ def test_limits(tmp_path: Path) -> None:
     assert info.value.source == str(page)
     [doc] = HtmlLoader(HtmlLoaderConfig(max_text_chars=10_000)).load(str(page))
     assert len(doc.text) == len("word " * 2000) - 1
+
+
+@pytest.mark.parametrize(
+    ("data", "declared", "text"),
+    [
+        ('<meta charset="iso-8859-1"><p>“quoted” café</p>'.encode("cp1252"), None, "“quoted” café"),  # latin-1 label means cp1252
+        ('<?xml version="1.0" encoding="koi8-r"?><html><body><p>Привет</p></body></html>'.encode("koi8-r"), None, "Привет"),
+        ('<meta charset="utf-16"><p>naïve</p>'.encode(), None, "naïve"),  # a UTF-16 label on ASCII bytes is ignored
+        ("<p>Größe</p>".encode("cp1252"), "windows-1252", "Größe"),  # an HTTP charset wins over detection
+        ("<p>Größe</p>".encode("cp1252"), "no-such-charset", None),
+    ],
+)
+def test_decode_html_charsets(data: bytes, declared: str | None, text: str | None) -> None:
+    from ragloom.loaders import decode_html
+
+    decoded = decode_html(data, "page.html", declared=declared)
+    if text is not None:
+        assert extract_html(decoded).text == text
+    else:
+        assert isinstance(decoded, str)  # an unknown label falls back to UTF-8 / detection, never crashes

@@ -61,6 +61,23 @@ _UNNESTED = frozenset(
         "colgroup", "caption", "rb", "rt", "rtc", "rp", "html", "head", "body",
     }
 )  # fmt: skip
+_XML_ENCODING = re.compile(rb"""\s*<\?xml[^>]{0,200}?encoding\s*=\s*["']([A-Za-z0-9_.:-]{1,40})""", re.IGNORECASE)
+# Labels browsers decode with another codec than Python's of the same name.
+_CHARSET_ALIASES = {
+    "iso-8859-1": "cp1252",
+    "iso8859-1": "cp1252",
+    "latin1": "cp1252",
+    "latin-1": "cp1252",
+    "l1": "cp1252",
+    "us-ascii": "cp1252",
+    "ascii": "cp1252",
+    "x-user-defined": "cp1252",
+    "iso-8859-9": "cp1254",
+    "tis-620": "cp874",
+    "gb2312": "gb18030",
+    "gbk": "gb18030",
+    "x-sjis": "shift_jis",
+}
 _TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9]*)")
 _PRESERVE_TAGS = frozenset({"pre", "textarea", "listing", "plaintext"})
 _WHITESPACE = re.compile("[ \t\n\r\f\xa0\u200b]+")
@@ -248,12 +265,24 @@ def extract_html(
     return attrs.evolve(content, text=text)
 
 
+def html_charset(label: str) -> str | None:
+    """The codec a browser uses for a declared charset label (WHATWG rules), or None to ignore it."""
+    label = label.strip().lower()
+    if label.startswith(("utf-16", "utf-32", "ucs-2", "unicode")):
+        return None  # an ASCII-compatible document cannot really be UTF-16: browsers use UTF-8
+    return _CHARSET_ALIASES.get(label, label)
+
+
 def decode_html(data: bytes, source: str, *, declared: str | None = None) -> str:
-    """HTML bytes as text: BOM, else ``declared`` (an HTTP charset), else ``<meta charset>``, else UTF-8, else detected."""
-    if bom_encoding(data)[0] is None and declared is None:
-        match = _META_CHARSET.search(data[:8192])
-        if match:
-            declared = match.group(1).decode("ascii", "replace")
+    """HTML bytes as text: BOM, else ``declared`` (an HTTP charset), else ``<meta charset>`` or the
+    XML declaration, else UTF-8, else detected."""
+    if bom_encoding(data)[0] is None:
+        if declared is None:
+            head = data[:8192]
+            match = _META_CHARSET.search(head) or _XML_ENCODING.match(head)
+            if match:
+                declared = match.group(1).decode("ascii", "replace")
+        declared = html_charset(declared) if declared else None
     return decode_text(data, source, declared=declared)
 
 
