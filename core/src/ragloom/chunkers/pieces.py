@@ -48,13 +48,24 @@ def split_ends(text: str, start: int, end: int, separators: Sequence[str], size:
         return
     parts = (text if whole else text[start:end]).split(separator)
     width = len(separator)
-    if parts[-1]:
-        ends = list(accumulate(map(add, map(len, parts), repeat(width)), initial=start))
-        ends[-1] = end  # the last piece has no separator after it
-    else:  # the stretch ends with the separator: no empty last piece
+    if not parts[-1]:  # the stretch ends with the separator: no empty last piece
         parts.pop()
+    if len(parts) <= 32:  # few pieces: a plain loop beats setting up C iterators
+        ends = [start]
+        append = ends.append
+        position = start
+        fits = True
+        for part in parts:
+            length = len(part) + width
+            if length > size:
+                fits = False
+            position += length
+            append(position)
+    else:
         ends = list(accumulate(map(add, map(len, parts), repeat(width)), initial=start))
-    if max(map(len, parts)) + width <= size:
+        fits = max(map(len, parts)) + width <= size
+    ends[-1] = end  # the last piece has no separator after it
+    if fits:
         out.extend(islice(ends, 1, None))
         return
     finer = separators[level + 1 :]
