@@ -220,3 +220,10 @@ def test_relative_paths_resolve_against_the_config_file(tmp_path: Path, corpus: 
     pipeline = Pipeline.from_toml(config)
     result = pipeline.ingest()
     assert result.sources == 12
+
+
+def test_a_string_is_not_split_into_a_list_of_characters(tmp_path: Path, registry: Registry) -> None:
+    message = error_of(tmp_path, '[[sources]]\npath = "docs"\ntags = "public"\n', registry)
+    assert "invalid value 'public' @ $.sources[0].tags: expected a list of strings" in message
+    message = error_of(tmp_path, '[chunker]\nseparators = "\\n"\n', registry)
+    assert "$.chunker.separators" in message

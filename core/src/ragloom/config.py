@@ -121,7 +121,8 @@ def _type_name(tp: Any) -> str:
         return " or ".join(_type_name(a) for a in args)
     if origin in (list, tuple, typing.Sequence, set, frozenset):
         args = typing.get_args(tp)
-        return f"a list of {_type_name(args[0])}" if args else "a list"
+        plural = {str: "strings", int: "integers", float: "numbers", bool: "booleans"}
+        return f"a list of {plural.get(args[0], _type_name(args[0]))}" if args else "a list"
     if origin is dict:
         return "a table"
     names = {int: "an integer", float: "a number", str: "a string", bool: "true or false", Path: "a path", Secret: "a secret reference { env = ... }"}
@@ -175,10 +176,35 @@ def _describe(exc: BaseException, value: Any, path: str, expected: Any, lines: l
         lines.append(shown + (message or f"expected {_type_name(expected)}"))
 
 
+def _is_sequence_type(tp: Any) -> bool:
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, getattr(__import__("types"), "UnionType", None)):
+        return any(_is_sequence_type(arg) for arg in typing.get_args(tp) if arg is not type(None))
+    return origin in (list, tuple, typing.Sequence, set, frozenset) or tp in (list, tuple)
+
+
+def _refuse_strings_for_lists(config_cls: type | None, options: dict[str, Any], path: str) -> None:
+    """A string where a list is expected would be split into characters by cattrs: refuse it."""
+    if config_cls is None or not attrs.has(config_cls):
+        return
+    try:
+        hints = typing.get_type_hints(config_cls)
+    except Exception:  # noqa: BLE001 - unresolvable annotations: leave it to cattrs
+        return
+    problems = [
+        f"invalid value {options[field.name]!r} @ {path}.{field.name}: expected {_type_name(hints[field.name])}"
+        for field in attrs.fields(config_cls)
+        if field.name in options and isinstance(options[field.name], str) and field.name in hints and _is_sequence_type(hints[field.name])
+    ]
+    if problems:
+        raise ConfigError("; ".join(problems), lines=problems)
+
+
 def structure_options(config_cls: type | None, options: dict[str, Any], *, path: str) -> Any:
     """Validate a component's options into its config class (``None``: no options allowed)."""
     if not isinstance(options, dict):
         raise ConfigError(f"invalid value {options!r} @ {path}: expected a table")
+    _refuse_strings_for_lists(config_cls, options, path)
     if config_cls is None:
         if options:
             keys = ", ".join(sorted(options))
