@@ -47,6 +47,7 @@ ABBREVIATIONS = frozenset(
 )
 
 _TERMINATORS = ".!?‽…。！？\n"
+_ASCII_TERMINATORS = ".!?\n"
 _LATIN = re.compile(r"""(?:[.!?‽]+|…)["'”’»)\]]*\s+""")
 _CJK = re.compile(r"[。！？]+[」』”’）)]*\s*")
 _PARAGRAPH = re.compile(r"\n[ \t]*\n\s*")
@@ -54,6 +55,8 @@ _PARAGRAPH = re.compile(r"\n[ \t]*\n\s*")
 
 def _is_abbreviation(text: str, dot: int) -> bool:
     """Does the word ending at ``text[dot] == "."`` abbreviate (no sentence end)?"""
+    if dot >= 7 and text[dot - 7 : dot].isalpha():
+        return False  # seven letters or more: longer than any abbreviation part
     low = dot - 40 if dot > 40 else 0
     start = max(text.rfind(" ", low, dot), text.rfind("\n", low, dot)) + 1
     if dot - start > 8 and text.find(".", start, dot) == -1:
@@ -81,7 +84,8 @@ def _positions(text: str, char: str) -> list[int]:
 
 def _candidates(text: str) -> list[int]:
     """Offsets of the characters a sentence can end with, in order."""
-    found = [_positions(text, char) for char in _TERMINATORS if char in text]
+    terminators = _ASCII_TERMINATORS if text.isascii() else _TERMINATORS
+    found = [_positions(text, char) for char in terminators if char in text]
     if len(found) == 1:
         return found[0]
     return sorted(chain.from_iterable(found))
