@@ -1,7 +1,7 @@
 """The ``sentence`` chunker: whole sentences packed up to ``size``.
 
-Sentence boundaries are found with one regular expression pass plus a few
-checks, no model:
+Sentence boundaries are found without a model: the possible end marks are
+located with ``str.split`` scans (C loops), and each is checked:
 
 - a sentence ends after ``.``, ``!``, ``?`` (or ``。！？``), closing quotes and
   brackets, and whitespace — when the next character is not lower-case;
