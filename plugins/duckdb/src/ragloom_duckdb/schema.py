@@ -6,11 +6,16 @@
     sources(namespace, source,         committed generation (0: none) and the highest
             generation, max_generation) generation ever staged
     chunks(row_id, namespace, source, document_id, chunk_id, chunk_index,
-           generation, visible, text, start_offset, end_offset,
+           generation, text, start_offset, end_offset,
            metadata JSON, tags VARCHAR[], content_hash, vector FLOAT[dim])
+    visible_chunks                     view: the chunks whose generation is their
+                                       source's committed one
 
-``chunks`` is created by the first write, when the dimension is known. Vectors
-are stored L2-normalised.
+A row is visible exactly when its generation is the committed generation of its
+source, so a commit changes one ``sources`` row (plus the relabelled kept
+documents) instead of updating every new row. ``chunks`` and the view are
+created by the first write, when the dimension is known. Vectors are stored
+L2-normalised.
 """
 
 from __future__ import annotations
@@ -28,7 +33,6 @@ CHUNK_COLUMNS = (
     "chunk_id",
     "chunk_index",
     "generation",
-    "visible",
     "text",
     "start_offset",
     "end_offset",
@@ -44,15 +48,23 @@ def chunks_ddl(dim: int) -> str:
     return (
         "CREATE TABLE chunks (row_id BIGINT NOT NULL, namespace VARCHAR NOT NULL, source VARCHAR NOT NULL, "
         "document_id VARCHAR NOT NULL, chunk_id VARCHAR NOT NULL, chunk_index INTEGER NOT NULL, "
-        "generation BIGINT NOT NULL, visible BOOLEAN NOT NULL, text VARCHAR NOT NULL, "
+        "generation BIGINT NOT NULL, text VARCHAR NOT NULL, "
         "start_offset BIGINT NOT NULL, end_offset BIGINT NOT NULL, metadata JSON, tags VARCHAR[], "
         f"content_hash VARCHAR NOT NULL, vector FLOAT[{int(dim)}] NOT NULL)"
     )
 
 
+VISIBLE_VIEW_DDL = (
+    "CREATE VIEW visible_chunks AS SELECT c.* FROM chunks c JOIN sources s "
+    "ON c.namespace = s.namespace AND c.source = s.source AND c.generation = s.generation"
+)
+
+
 def _tables(cursor: Any) -> set[str]:
     rows = cursor.execute(
-        "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = 'main'"
+        "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = 'main' "
+        "UNION ALL SELECT view_name FROM duckdb_views() WHERE database_name = current_database() AND schema_name = 'main' "
+        "AND NOT internal"
     ).fetchall()
     return {row[0] for row in rows}
 

@@ -33,7 +33,7 @@ from ragloom.types import Chunk, Result
 from ragloom_duckdb.config import DuckDBStoreConfig
 from ragloom_duckdb.database import SCHEMA_VERSION, Database, acquire, release
 from ragloom_duckdb.mirror import Payload, VectorMirror
-from ragloom_duckdb.schema import CHUNK_COLUMNS, chunks_ddl, open_schema
+from ragloom_duckdb.schema import CHUNK_COLUMNS, VISIBLE_VIEW_DDL, chunks_ddl, open_schema
 from ragloom_duckdb.sqlfilter import filter_sql
 
 __all__ = ["SCHEMA_VERSION", "DuckDBStore"]
@@ -121,7 +121,12 @@ class DuckDBStore:
         if db.mirror is None:
             mirror = VectorMirror(db.dim or 0)
             if db.dim is not None:
-                table = cursor.execute(f"SELECT row_id, namespace, visible, vector, {_PAYLOAD_COLUMNS} FROM chunks ORDER BY row_id").arrow()
+                qualified = ", ".join(f"c.{name}" for name in _PAYLOAD_COLUMNS.split(", "))
+                table = cursor.execute(
+                    f"SELECT c.row_id, c.namespace, s.generation IS NOT NULL AS visible, c.vector, {qualified} FROM chunks c "
+                    "LEFT JOIN sources s ON c.namespace = s.namespace AND c.source = s.source AND c.generation = s.generation "
+                    "ORDER BY c.row_id"
+                ).arrow()
                 table = table.read_all() if hasattr(table, "read_all") else table
                 if table.num_rows:
                     columns = [table.column(name).to_pylist() for name in _PAYLOAD_COLUMNS.split(", ")]
@@ -189,7 +194,7 @@ class DuckDBStore:
     def _filtered_row_ids(self, cursor: Any, namespace: str, filter: FilterNode) -> np.ndarray:
         where, params = filter_sql(filter)
         rows = cursor.execute(
-            f"SELECT row_id FROM chunks WHERE namespace = ? AND visible AND {where}", [namespace, *params]
+            f"SELECT row_id FROM visible_chunks WHERE namespace = ? AND {where}", [namespace, *params]
         ).fetchnumpy()
         return np.asarray(rows["row_id"], dtype=np.int64)
 
@@ -211,8 +216,8 @@ class DuckDBStore:
             if self._has_chunks():
                 documents = dict(
                     cursor.execute(
-                        "SELECT document_id, any_value(content_hash) FROM chunks "
-                        "WHERE namespace = ? AND source = ? AND visible GROUP BY document_id",
+                        "SELECT document_id, any_value(content_hash) FROM visible_chunks "
+                        "WHERE namespace = ? AND source = ? GROUP BY document_id",
                         [namespace, source],
                     ).fetchall()
                 )
@@ -260,16 +265,20 @@ class DuckDBStore:
         self._ensure_hnsw(cursor)
         dim = self._db.dim
         limit = top_k
-        for _ in range(4):
+        rows_in_table = int(cursor.execute("SELECT count(*) FROM chunks").fetchone()[0])
+        for _ in range(6):
             rows = cursor.execute(
-                f"SELECT namespace, visible, array_cosine_similarity(vector, ?::FLOAT[{dim}]) AS score, {_PAYLOAD_COLUMNS} "
-                f"FROM chunks ORDER BY array_cosine_distance(vector, ?::FLOAT[{dim}]) LIMIT {int(limit)}",
-                [query.tolist(), query.tolist()],
+                f"SELECT h.score, {', '.join('h.' + c for c in _PAYLOAD_COLUMNS.split(', '))} FROM ("
+                f"SELECT namespace, generation, array_cosine_similarity(vector, ?::FLOAT[{dim}]) AS score, {_PAYLOAD_COLUMNS} "
+                f"FROM chunks ORDER BY array_cosine_distance(vector, ?::FLOAT[{dim}]) LIMIT {int(limit)}) h "
+                "JOIN sources s ON h.namespace = s.namespace AND h.source = s.source AND h.generation = s.generation "
+                "WHERE h.namespace = ? ORDER BY h.score DESC",
+                [query.tolist(), query.tolist(), namespace],
             ).fetchall()
-            hits = [r for r in rows if r[0] == namespace and r[1]][:top_k]
+            hits = rows[:top_k]
             if len(hits) >= min(top_k, total):
-                return [self._result(r[3:], r[2]) for r in hits]
-            if len(rows) < limit:
+                return [self._result(r[1:], r[0]) for r in hits]
+            if limit >= rows_in_table:
                 break
             limit *= 4
         return None
@@ -298,7 +307,7 @@ class DuckDBStore:
                     raise StoreError(f"unknown chunk id(s): {', '.join(wanted[:5])}")
                 return np.zeros((0, 0), dtype=np.float32)
             table = self._cursor().execute(
-                "SELECT chunk_id, vector FROM chunks WHERE namespace = ? AND visible AND list_contains(?::VARCHAR[], chunk_id)",
+                "SELECT chunk_id, vector FROM visible_chunks WHERE namespace = ? AND list_contains(?::VARCHAR[], chunk_id)",
                 [namespace, wanted],
             ).arrow()
             table = table.read_all() if hasattr(table, "read_all") else table
@@ -317,12 +326,12 @@ class DuckDBStore:
             if not self._has_chunks():
                 return []
             rows = self._cursor().execute(
-                "SELECT DISTINCT source FROM chunks WHERE namespace = ? AND visible ORDER BY source", [namespace]
+                "SELECT DISTINCT source FROM visible_chunks WHERE namespace = ? ORDER BY source", [namespace]
             ).fetchall()
             return [r[0] for r in rows]
 
     def _count(self, cursor: Any, namespace: str) -> int:
-        return int(cursor.execute("SELECT count(*) FROM chunks WHERE namespace = ? AND visible", [namespace]).fetchone()[0])
+        return int(cursor.execute("SELECT count(*) FROM visible_chunks WHERE namespace = ?", [namespace]).fetchone()[0])
 
     def count(self, namespace: str) -> int:
         """Visible chunks in the namespace."""
@@ -335,7 +344,7 @@ class DuckDBStore:
             chunks = sources = documents = 0
             if self._has_chunks():
                 chunks, sources, documents = self._cursor().execute(
-                    "SELECT count(*), count(DISTINCT source), count(DISTINCT document_id) FROM chunks WHERE namespace = ? AND visible",
+                    "SELECT count(*), count(DISTINCT source), count(DISTINCT document_id) FROM visible_chunks WHERE namespace = ?",
                     [namespace],
                 ).fetchone()
             size = 0
@@ -384,7 +393,6 @@ class DuckDBStore:
                     "chunk_id": [c.id for c in chunks],
                     "chunk_index": pa.array([c.index for c in chunks], type=pa.int32()),
                     "generation": pa.array(np.full(len(chunks), generation, dtype=np.int64)),
-                    "visible": pa.array(np.zeros(len(chunks), dtype=bool)),
                     "text": [c.text for c in chunks],
                     "start_offset": pa.array([c.start for c in chunks], type=pa.int64()),
                     "end_offset": pa.array([c.end for c in chunks], type=pa.int64()),
@@ -398,6 +406,7 @@ class DuckDBStore:
             with self._transaction(cursor):
                 if db.dim is None:
                     cursor.execute(chunks_ddl(dim))
+                    cursor.execute(VISIBLE_VIEW_DDL)
                     cursor.execute("INSERT INTO ragloom_meta VALUES ('dimension', ?)", [str(dim)])
                 cursor.register("ragloom_batch", batch)
                 try:
@@ -441,26 +450,29 @@ class DuckDBStore:
             removed = 0
             with self._transaction(cursor):
                 if self._has_chunks():
-                    if keep:
-                        cursor.execute(
-                            "UPDATE chunks SET generation = ? WHERE namespace = ? AND source = ? AND visible "
-                            "AND generation <> ? AND list_contains(?::VARCHAR[], document_id)",
-                            [generation, namespace, source, generation, keep],
-                        )
-                    gone = cursor.execute(
-                        "DELETE FROM chunks WHERE namespace = ? AND source = ? AND generation <> ? RETURNING row_id, visible",
-                        [namespace, source, generation],
-                    ).fetchall()
-                    dropped = [r[0] for r in gone]
-                    removed = sum(1 for r in gone if r[1])
+                    row = cursor.execute(
+                        "SELECT generation FROM sources WHERE namespace = ? AND source = ?", [namespace, source]
+                    ).fetchone()
+                    current = int(row[0]) if row else 0
                     shown = [
                         r[0]
                         for r in cursor.execute(
-                            "UPDATE chunks SET visible = true WHERE namespace = ? AND source = ? AND generation = ? "
-                            "AND NOT visible RETURNING row_id",
+                            "SELECT row_id FROM chunks WHERE namespace = ? AND source = ? AND generation = ?",
                             [namespace, source, generation],
                         ).fetchall()
                     ]
+                    if keep and current:
+                        cursor.execute(
+                            "UPDATE chunks SET generation = ? WHERE namespace = ? AND source = ? AND generation = ? "
+                            "AND list_contains(?::VARCHAR[], document_id)",
+                            [generation, namespace, source, current, keep],
+                        )
+                    gone = cursor.execute(
+                        "DELETE FROM chunks WHERE namespace = ? AND source = ? AND generation <> ? RETURNING row_id, generation",
+                        [namespace, source, generation],
+                    ).fetchall()
+                    dropped = [r[0] for r in gone]
+                    removed = sum(1 for r in gone if current and r[1] == current)
                 self._bump_generation(cursor, namespace, source, generation, commit=True)
             self._apply(namespace, shown, dropped)
             return removed
@@ -472,8 +484,9 @@ class DuckDBStore:
         with self._db.lock, self._errors(f"aborting {source}"):
             cursor = self._cursor()
             gone = cursor.execute(
-                "DELETE FROM chunks WHERE namespace = ? AND source = ? AND generation = ? AND NOT visible RETURNING row_id",
-                [namespace, source, generation],
+                "DELETE FROM chunks WHERE namespace = ? AND source = ? AND generation = ? AND generation <> coalesce("
+                "(SELECT s.generation FROM sources s WHERE s.namespace = ? AND s.source = ?), 0) RETURNING row_id",
+                [namespace, source, generation, namespace, source],
             ).fetchall()
             self._apply(namespace, (), [r[0] for r in gone])
 
@@ -487,7 +500,8 @@ class DuckDBStore:
             cursor = self._cursor()
             with self._transaction(cursor):
                 gone = cursor.execute(
-                    f"DELETE FROM chunks WHERE namespace = ? AND visible AND {where} RETURNING row_id, source",
+                    f"DELETE FROM chunks WHERE row_id IN (SELECT row_id FROM visible_chunks WHERE namespace = ? AND {where}) "
+                    "RETURNING row_id, source",
                     [namespace, *params],
                 ).fetchall()
                 emptied = sorted({r[1] for r in gone})
@@ -495,7 +509,7 @@ class DuckDBStore:
                     cursor.execute(
                         "UPDATE sources SET generation = 0 WHERE namespace = ? AND list_contains(?::VARCHAR[], source) "
                         "AND NOT EXISTS (SELECT 1 FROM chunks c WHERE c.namespace = sources.namespace "
-                        "AND c.source = sources.source AND c.visible)",
+                        "AND c.source = sources.source AND c.generation = sources.generation)",
                         [namespace, emptied],
                     )
             self._apply(namespace, (), [r[0] for r in gone])
