@@ -266,14 +266,17 @@ class DuckDBStore:
         dim = self._db.dim
         limit = top_k
         rows_in_table = int(cursor.execute("SELECT count(*) FROM chunks").fetchone()[0])
+        # a constant vector lets the optimizer plan the HNSW scan (a bound list parameter is ~5x slower);
+        # it is built from floats only, so nothing user-supplied reaches the SQL text
+        literal = "[" + ",".join(repr(float(x)) for x in query.tolist()) + f"]::FLOAT[{int(dim or 0)}]"
         for _ in range(6):
             rows = cursor.execute(
                 f"SELECT h.score, {', '.join('h.' + c for c in _PAYLOAD_COLUMNS.split(', '))} FROM ("
-                f"SELECT namespace, generation, array_cosine_similarity(vector, ?::FLOAT[{dim}]) AS score, {_PAYLOAD_COLUMNS} "
-                f"FROM chunks ORDER BY array_cosine_distance(vector, ?::FLOAT[{dim}]) LIMIT {int(limit)}) h "
+                f"SELECT namespace, generation, array_cosine_similarity(vector, {literal}) AS score, {_PAYLOAD_COLUMNS} "
+                f"FROM chunks ORDER BY array_cosine_distance(vector, {literal}) LIMIT {int(limit)}) h "
                 "JOIN sources s ON h.namespace = s.namespace AND h.source = s.source AND h.generation = s.generation "
                 "WHERE h.namespace = ? ORDER BY h.score DESC",
-                [query.tolist(), query.tolist(), namespace],
+                [namespace],
             ).fetchall()
             hits = rows[:top_k]
             if len(hits) >= min(top_k, total):
