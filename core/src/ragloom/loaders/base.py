@@ -61,20 +61,11 @@ def resolve_source(source: str | os.PathLike[str], base_dir: Path | None = None)
 
 def read_bytes(path: str, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> bytes:
     """File content, refusing files over ``max_bytes``; errors become LoaderError."""
-    try:
-        size = os.path.getsize(path)
-        if size > max_bytes:
-            raise LoaderError(f"file is {size} bytes, over the limit of {max_bytes} (max_file_bytes)", source=path)
-        with open(path, "rb") as handle:
+    with open_limited(path, max_bytes) as handle:
+        try:
             data = handle.read(max_bytes + 1)
-    except LoaderError:
-        raise
-    except FileNotFoundError:
-        raise LoaderError("file not found", source=path) from None
-    except IsADirectoryError:
-        raise LoaderError("is a directory, not a file", source=path) from None
-    except OSError as exc:
-        raise LoaderError(f"cannot read file: {exc.strerror or exc}", source=path) from exc
+        except OSError as exc:
+            raise LoaderError(f"cannot read file: {exc.strerror or exc}", source=path) from exc
     if len(data) > max_bytes:
         raise LoaderError(f"file grew over the limit of {max_bytes} bytes while reading", source=path)
     return data
