@@ -266,9 +266,16 @@ class DuckDBStore:
         dim = self._db.dim
         limit = top_k
         rows_in_table = int(cursor.execute("SELECT count(*) FROM chunks").fetchone()[0])
-        # a constant vector lets the optimizer plan the HNSW scan (a bound list parameter is ~5x slower);
-        # it is built from floats only, so nothing user-supplied reaches the SQL text
-        literal = "[" + ",".join(repr(float(x)) for x in query.tolist()) + f"]::FLOAT[{int(dim or 0)}]"
+        # the query vector travels as an Arrow value into a session variable: a constant for the
+        # optimizer (so the HNSW scan is planned) without parsing a 384-float literal or list parameter
+        import pyarrow as pa
+
+        cursor.register("ragloom_query", pa.table({"q": pa.FixedSizeListArray.from_arrays(pa.array(query), int(dim or 0))}))
+        try:
+            cursor.execute("SET VARIABLE ragloom_query = (SELECT q FROM ragloom_query)")
+        finally:
+            cursor.unregister("ragloom_query")
+        literal = f"getvariable('ragloom_query')::FLOAT[{int(dim or 0)}]"
         for _ in range(6):
             rows = cursor.execute(
                 f"SELECT h.score, {', '.join('h.' + c for c in _PAYLOAD_COLUMNS.split(', '))} FROM ("
