@@ -259,13 +259,15 @@ class DuckDBStore:
 
     def _search_hnsw(self, cursor: Any, namespace: str, query: np.ndarray, top_k: int) -> list[Result] | None:
         """HNSW answer, or None when exact search should answer (small namespace, too few hits)."""
-        total = self._count(cursor, namespace)
+        mirror = self._mirror(cursor)
+        allowed = mirror.allowed(namespace)
+        total = int(allowed.sum())
         if total < self.config.hnsw_min_chunks or total == 0:
             return None
         self._ensure_hnsw(cursor)
         dim = self._db.dim
         limit = top_k
-        rows_in_table = int(cursor.execute("SELECT count(*) FROM chunks").fetchone()[0])
+        rows_in_table = mirror.size - mirror.dead
         # the query vector travels as an Arrow value into a session variable: a constant for the
         # optimizer (so the HNSW scan is planned) without parsing a 384-float literal or list parameter
         import pyarrow as pa
@@ -277,17 +279,16 @@ class DuckDBStore:
             cursor.unregister("ragloom_query")
         literal = f"getvariable('ragloom_query')::FLOAT[{int(dim or 0)}]"
         for _ in range(6):
-            rows = cursor.execute(
-                f"SELECT h.score, {', '.join('h.' + c for c in _PAYLOAD_COLUMNS.split(', '))} FROM ("
-                f"SELECT namespace, generation, array_cosine_similarity(vector, {literal}) AS score, {_PAYLOAD_COLUMNS} "
-                f"FROM chunks ORDER BY array_cosine_distance(vector, {literal}) LIMIT {int(limit)}) h "
-                "JOIN sources s ON h.namespace = s.namespace AND h.source = s.source AND h.generation = s.generation "
-                "WHERE h.namespace = ? ORDER BY h.score DESC",
-                [namespace],
-            ).fetchall()
-            hits = rows[:top_k]
-            if len(hits) >= min(top_k, total):
-                return [self._result(r[1:], r[0]) for r in hits]
+            ids = cursor.execute(
+                f"SELECT row_id FROM chunks ORDER BY array_cosine_distance(vector, {literal}) LIMIT {int(limit)}"
+            ).fetchnumpy()["row_id"]
+            positions = mirror.positions(np.asarray(ids, dtype=np.int64))
+            positions = positions[allowed[positions]]
+            if len(positions) >= min(top_k, total):
+                scores = mirror.vectors[positions] @ query
+                order = np.lexsort((positions, -scores))[:top_k]
+                payloads = mirror.payloads
+                return [self._result(payloads[p], s) for p, s in zip(positions[order].tolist(), scores[order].tolist(), strict=True)]  # type: ignore[arg-type]
             if limit >= rows_in_table:
                 break
             limit *= 4
