@@ -10,7 +10,7 @@ Searches: exact search scores the in-memory :class:`~ragloom_duckdb.mirror.Vecto
 (loaded from the file on the first search, changed under the same lock as the
 transactions that change the file) and reads the top rows back from DuckDB;
 ``index = "hnsw"`` answers large unfiltered searches through the vss HNSW
-index instead. Keyword search is BM25 (:class:`ragloom.keyword.BM25Index`)
+index instead (row ids from the index, records and scores from the mirror). Keyword search is BM25 (:class:`ragloom.keyword.BM25Index`)
 over the visible chunk texts of the namespace, built from the file on the
 first keyword query and kept in step with every commit and delete.
 """
