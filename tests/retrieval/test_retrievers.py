@@ -94,7 +94,7 @@ def test_hybrid_keyword_only_hit_carries_chunk_document_and_metadata() -> None:
 
 def test_hybrid_rrf_scores_are_weighted_reciprocal_ranks() -> None:
     store, embedder, (a, b, c) = _hybrid_store()
-    config = HybridConfig(rrf_k=10, weights=HybridWeights(bm25=0.3, vector=0.7), top_k=3)
+    config = HybridConfig(mode="rrf", rrf_k=10, weights=HybridWeights(bm25=0.3, vector=0.7), top_k=3)
     results = HybridRetriever(config, store=store, embedder=embedder, namespace=NS).retrieve("zebra")
     for r in results:
         expected = 0.0
@@ -122,7 +122,7 @@ def test_hybrid_filter_threshold_and_toml(corpus: Path) -> None:
     assert len(results) == 4 and all("keyword_score" in r.metadata and "vector_score" in r.metadata for r in results)
     wifi = str(corpus / "wifi-setup.md")
     assert {r.source for r in pipeline.query("lamp", filter={"source": wifi})} == {wifi}
-    assert pipeline.query("lamp", threshold=1.0) == []
+    assert pipeline.query("lamp", threshold=1.5) == []  # above any fused score
     with pytest.raises(ConfigError, match="bm25"):
         PipelineConfig.from_dict({"retriever": {"type": "hybrid", "weights": {"bm2": 1}}})
     with pytest.raises(ConfigError, match="mode"):

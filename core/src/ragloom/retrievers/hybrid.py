@@ -48,7 +48,7 @@ class HybridConfig:
     top_k: int = attrs.field(default=5, validator=attrs.validators.gt(0))
     threshold: float | None = None
     filter: dict[str, Any] | None = attrs.field(default=None, validator=_check_filter)
-    mode: Literal["rrf", "convex"] = "rrf"
+    mode: Literal["rrf", "convex"] = "convex"
     rrf_k: int = attrs.field(default=60, validator=attrs.validators.ge(0))
     weights: HybridWeights = attrs.field(factory=HybridWeights)
     candidates: int = attrs.field(default=100, validator=attrs.validators.gt(0))
