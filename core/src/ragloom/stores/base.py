@@ -92,6 +92,16 @@ def chunk_metadata_for_result(chunk: Chunk) -> dict[str, Any]:
     return dict(chunk.metadata)
 
 
+def check_write(chunks: Sequence[Chunk], vectors: np.ndarray) -> np.ndarray:
+    """The vectors of a ``write`` as float32 ``(len(chunks), dim)``, or StoreError."""
+    from ragloom.errors import StoreError
+
+    array = np.asarray(vectors, dtype=np.float32)
+    if array.ndim != 2 or array.shape[0] != len(chunks):
+        raise StoreError(f"write needs one vector per chunk: {len(chunks)} chunks, vectors of shape {array.shape}")
+    return array
+
+
 def normalize_rows(vectors: np.ndarray) -> np.ndarray:
     """L2-normalised float32 copy (zero rows stay zero)."""
     array = np.asarray(vectors, dtype=np.float32)

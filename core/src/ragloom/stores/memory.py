@@ -12,7 +12,7 @@ import numpy as np
 from ragloom.errors import DimensionMismatchError, StoreError
 from ragloom.filters import FilterNode, compile_predicate
 from ragloom.keyword import BM25Config, BM25Index
-from ragloom.stores.base import KEYWORD_SEARCH, VECTORS, SourceState, normalize_rows
+from ragloom.stores.base import KEYWORD_SEARCH, VECTORS, SourceState, check_write, normalize_rows
 from ragloom.types import Chunk, Result
 
 
@@ -162,9 +162,7 @@ class MemoryStore:
 
     def write(self, namespace: str, generation: int, chunks: Sequence[Chunk], vectors: np.ndarray) -> None:
         """Stage chunks; they stay invisible until ``commit_source``."""
-        array = np.asarray(vectors, dtype=np.float32)
-        if array.ndim != 2 or array.shape[0] != len(chunks):
-            raise StoreError(f"write needs one vector per chunk: {len(chunks)} chunks, vectors of shape {array.shape}")
+        array = check_write(chunks, vectors)
         if not chunks:
             return
         with self._lock:

@@ -28,7 +28,7 @@ import numpy as np
 from ragloom.errors import DimensionMismatchError, RagloomError, StoreError
 from ragloom.filters import FilterNode
 from ragloom.keyword import BM25Index
-from ragloom.stores.base import KEYWORD_SEARCH, VECTORS, SourceState, normalize_rows
+from ragloom.stores.base import KEYWORD_SEARCH, VECTORS, SourceState, check_write, normalize_rows
 from ragloom.types import Chunk, Result
 from ragloom_duckdb.config import DuckDBStoreConfig
 from ragloom_duckdb.database import SCHEMA_VERSION, Database, acquire, release
@@ -380,9 +380,7 @@ class DuckDBStore:
         """Stage chunks (one Arrow bulk insert); invisible until ``commit_source``."""
         import pyarrow as pa
 
-        array = np.asarray(vectors, dtype=np.float32)
-        if array.ndim != 2 or array.shape[0] != len(chunks):
-            raise StoreError(f"write needs one vector per chunk: {len(chunks)} chunks, vectors of shape {array.shape}")
+        array = check_write(chunks, vectors)
         if not chunks:
             return
         self._writable("write")
