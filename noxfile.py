@@ -41,6 +41,12 @@ def tests(session: nox.Session) -> None:
     session.run("pytest", "-q", "-m", "not models", "--ignore=plugins/sentence-transformers", *session.posargs)
 
 
+@nox.session(python="3.10")
+def tests_py310(session: nox.Session) -> None:
+    """The torch-free suite on the oldest supported Python (not a default session)."""
+    tests(session)
+
+
 @nox.session(python=PYTHON)
 def models(session: nox.Session) -> None:
     """Tests that need torch + sentence-transformers, in their own environment."""

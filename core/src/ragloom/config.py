@@ -96,7 +96,7 @@ def _make_converter() -> cattrs.Converter:
         converter.register_structure_hook(kind, _strict(kind))
     converter.register_structure_hook(Secret, _structure_secret)
     converter.register_structure_hook(Path, lambda v, _t: Path(_strict(str)(v, str)))
-    converter.register_structure_hook(Any, lambda v, _t: v)
+    converter.register_structure_hook_func(lambda tp: tp is Any, lambda v, _t: v)
     return converter
 
 
