@@ -90,13 +90,6 @@ class DuckDBStore:
 
     @contextmanager
     def _transaction(self, cursor: Any) -> Iterator[None]:
-        if self._staging_open():  # inside this thread's staging transaction: run as part of it
-            try:
-                yield
-            except BaseException:
-                self._rollback_staging(cursor)
-                raise
-            return
         cursor.execute("BEGIN TRANSACTION")
         try:
             yield
@@ -104,44 +97,6 @@ class DuckDBStore:
             cursor.execute("ROLLBACK")
             raise
         cursor.execute("COMMIT")
-
-    # A source's staged rows are written in one transaction that stays open from its first
-    # ``write`` to ``commit_source`` (or ``abort_source``): one commit per source instead of one
-    # per batch (several times faster for FLOAT[dim] columns), and a crash simply drops them.
-
-    def _staging_open(self) -> bool:
-        return bool(getattr(self._db._local, "staging", False))
-
-    def _begin_staging(self, cursor: Any) -> None:
-        local = self._db._local
-        if not getattr(local, "staging", False):
-            cursor.execute("BEGIN TRANSACTION")
-            local.staging = True
-            local.staged_rows = []
-
-    def _rollback_staging(self, cursor: Any) -> None:
-        import duckdb
-
-        local = self._db._local
-        rows = list(getattr(local, "staged_rows", []))
-        local.staging = False
-        local.staged_rows = []
-        try:
-            cursor.execute("ROLLBACK")
-        except duckdb.Error:  # the transaction may already be gone
-            pass
-        if rows and self._db.mirror is not None:
-            self._db.mirror.drop(np.asarray(rows, dtype=np.int64))
-
-    def _commit_staging(self, cursor: Any) -> None:
-        local = self._db._local
-        try:
-            cursor.execute("COMMIT")
-        except BaseException:
-            self._rollback_staging(cursor)
-            raise
-        local.staging = False
-        local.staged_rows = []
 
     def _has_chunks(self) -> bool:
         return self._db.dim is not None
@@ -457,15 +412,11 @@ class DuckDBStore:
                 }
             )
             staged = {(c.source) for c in chunks}
-            if db.dim is None:
-                with self._transaction(cursor):
+            with self._transaction(cursor):
+                if db.dim is None:
                     cursor.execute(chunks_ddl(dim))
                     cursor.execute(VISIBLE_VIEW_DDL)
                     cursor.execute("INSERT INTO ragloom_meta VALUES ('dimension', ?)", [str(dim)])
-                db.dim = dim
-                self._ensure_hnsw(cursor)
-            self._begin_staging(cursor)
-            try:
                 cursor.register("ragloom_batch", batch)
                 try:
                     cursor.execute(f"INSERT INTO chunks SELECT {', '.join(CHUNK_COLUMNS)} FROM ragloom_batch")
@@ -473,10 +424,9 @@ class DuckDBStore:
                     cursor.unregister("ragloom_batch")
                 for source in sorted(staged):
                     self._bump_generation(cursor, namespace, source, generation)
-            except BaseException:
-                self._rollback_staging(cursor)
-                raise
-            self._db._local.staged_rows.extend(row_ids.tolist())
+            if db.dim is None:
+                db.dim = dim
+                self._ensure_hnsw(cursor)
             db.next_row_id += len(chunks)
             if db.mirror is not None:
                 payloads = [
@@ -507,7 +457,6 @@ class DuckDBStore:
             dropped: list[int] = []
             shown: list[int] = []
             removed = 0
-            self._begin_staging(cursor)
             with self._transaction(cursor):
                 if self._has_chunks():
                     row = cursor.execute(
@@ -534,12 +483,6 @@ class DuckDBStore:
                     dropped = [r[0] for r in gone]
                     removed = sum(1 for r in gone if current and r[1] == current)
                 self._bump_generation(cursor, namespace, source, generation, commit=True)
-            self._commit_staging(cursor)
-            mirror = self._db.mirror
-            if mirror is not None and shown and len(mirror.positions(np.asarray(shown, dtype=np.int64))) != len(shown):
-                # the mirror was loaded by another thread while these rows were uncommitted: reload it
-                self._db.mirror = None
-                self._db.keyword.clear()
             self._apply(namespace, shown, dropped)
             return removed
 
@@ -549,9 +492,6 @@ class DuckDBStore:
             return
         with self._db.lock, self._errors(f"aborting {source}"):
             cursor = self._cursor()
-            if self._staging_open():
-                self._rollback_staging(cursor)
-                return
             gone = cursor.execute(
                 "DELETE FROM chunks WHERE namespace = ? AND source = ? AND generation = ? AND generation <> coalesce("
                 "(SELECT s.generation FROM sources s WHERE s.namespace = ? AND s.source = ?), 0) RETURNING row_id",
@@ -595,9 +535,6 @@ class DuckDBStore:
         """Release the file (the last store object of the process closes it)."""
         if self._closed:
             return
-        if self._staging_open():
-            with self._db.lock:
-                self._rollback_staging(self._db.cursor())
         self._closed = True
         release(self._db)
 
