@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import statistics
 import sys
@@ -31,6 +30,7 @@ import numpy as np
 
 from ragloom.chunkers.recursive import RecursiveChunker, RecursiveConfig
 from ragloom.embedders.hashing import HashEmbedder, HashEmbedderConfig
+from ragloom.evaluation import load_qrels, ndcg_at_k
 from ragloom.stores.memory import MemoryStore
 from ragloom.types import Chunk, Document
 from ragloom_duckdb import DuckDBStore, DuckDBStoreConfig
@@ -148,11 +148,7 @@ def bench_vectors(size: int, workdir: Path, rows: list[str], hnsw_size: int) -> 
 def _scifact() -> tuple[list[dict], dict[str, str], dict[str, dict[str, int]]]:
     corpus = [json.loads(line) for line in (DATA / "corpus.jsonl").open(encoding="utf-8")]
     queries = {q["_id"]: q["text"] for q in map(json.loads, (DATA / "queries.jsonl").open(encoding="utf-8"))}
-    qrels: dict[str, dict[str, int]] = {}
-    for line in (DATA / "qrels" / "test.tsv").read_text(encoding="utf-8").splitlines()[1:]:
-        qid, did, score = line.split("\t")
-        qrels.setdefault(qid, {})[did] = int(score)
-    return corpus, queries, qrels
+    return corpus, queries, load_qrels(DATA / "qrels" / "test.tsv")
 
 
 def bench_scifact_hnsw(workdir: Path, rows: list[str]) -> None:
@@ -226,13 +222,6 @@ def bench_ingest(workdir: Path, rows: list[str], size: int = 100_000) -> None:
                 os.remove(f"{path}{suffix}")
 
 
-def _ndcg(ranked: list[str], relevant: dict[str, int], k: int = 10) -> float:
-    dcg = sum(relevant.get(d, 0) / math.log2(i + 2) for i, d in enumerate(ranked[:k]))
-    ideal = sorted(relevant.values(), reverse=True)[:k]
-    idcg = sum(r / math.log2(i + 2) for i, r in enumerate(ideal))
-    return dcg / idcg if idcg else 0.0
-
-
 def bench_keyword(workdir: Path, rows: list[str]) -> None:
     corpus, queries, qrels = _scifact()
     chunks = [
@@ -249,7 +238,7 @@ def bench_keyword(workdir: Path, rows: list[str]) -> None:
     store.keyword_search(NS, "warm-up", top_k=10)
     build = time.perf_counter() - start
     test_queries = [(qid, queries[qid]) for qid in qrels]
-    scores = [_ndcg([r.document_id for r in store.keyword_search(NS, text, top_k=10)], qrels[qid]) for qid, text in test_queries]
+    scores = [ndcg_at_k([r.document_id for r in store.keyword_search(NS, text, top_k=10)], qrels[qid], 10) for qid, text in test_queries]
     texts = list(queries.values())
     start = time.perf_counter()
     for text in texts:
@@ -274,7 +263,7 @@ def bench_keyword(workdir: Path, rows: list[str]) -> None:
         docs, _ = retriever.retrieve(q, k=10, show_progress=False)
         return [ids[i] for i in docs[0]]
 
-    scores = [_ndcg(bm25s_top(text), qrels[qid]) for qid, text in test_queries]
+    scores = [ndcg_at_k(bm25s_top(text), qrels[qid], 10) for qid, text in test_queries]
     start = time.perf_counter()
     for text in texts:
         bm25s_top(text)
@@ -297,23 +286,21 @@ def main(argv: list[str] | None = None) -> int:
             print("\n## Top-10 vector search latency\n")
             print("| vectors | method | ms / query | ratio to numpy scan | notes |\n| --- | --- | ---: | ---: | --- |")
             print("\n".join(rows), flush=True)
-        if "scifact" not in args.skip:
+        sections = [
+            ("scifact", bench_scifact_hnsw, "HNSW recall@10 against exact search (SciFact)",
+             "| data | index | recall@10 | HNSW ms / query | exact ms / query | index build s |\n| --- | --- | ---: | ---: | ---: | ---: |"),
+            ("ingest", bench_ingest, "Ingest with precomputed vectors (write + commit + checkpoint)",
+             "| chunks | batch | seconds | chunks / s |\n| --- | ---: | ---: | ---: |"),
+            ("keyword", bench_keyword, "Keyword search on SciFact (300 test queries for nDCG, all 1,109 for speed)",
+             "| method | nDCG@10 | queries / s | index build s |\n| --- | ---: | ---: | ---: |"),
+        ]
+        for name, run, title, header in sections:
+            if name in args.skip:
+                continue
             rows = []
-            bench_scifact_hnsw(workdir, rows)
-            print("\n## HNSW recall@10 against exact search (SciFact)\n")
-            print("| data | index | recall@10 | HNSW ms / query | exact ms / query | index build s |\n| --- | --- | ---: | ---: | ---: | ---: |")
-            print("\n".join(rows), flush=True)
-        if "ingest" not in args.skip:
-            rows = []
-            bench_ingest(workdir, rows)
-            print("\n## Ingest with precomputed vectors (write + commit + checkpoint)\n")
-            print("| chunks | batch | seconds | chunks / s |\n| --- | ---: | ---: | ---: |")
-            print("\n".join(rows), flush=True)
-        if "keyword" not in args.skip:
-            rows = []
-            bench_keyword(workdir, rows)
-            print("\n## Keyword search on SciFact (300 test queries for nDCG, all 1,109 for speed)\n")
-            print("| method | nDCG@10 | queries / s | index build s |\n| --- | ---: | ---: | ---: |")
+            run(workdir, rows)
+            print(f"\n## {title}\n")
+            print(header)
             print("\n".join(rows), flush=True)
     return 0
 

@@ -228,3 +228,49 @@ def test_stats_and_repr(tmp_path: Path) -> None:
         assert "s.duckdb" in repr(store)
     with pytest.raises(StoreError, match="closed"):
         store.count(NS)
+
+
+def test_aborting_one_source_keeps_another_sources_staged_rows(tmp_path: Path) -> None:
+    # both sources share this thread's staging transaction: aborting one must not roll back the other
+    with DuckDBStore(path=tmp_path / "kb.duckdb") as store:
+        vectors = np.random.default_rng(0).standard_normal((3, 8)).astype(np.float32)
+        store.write(NS, 1, make_chunks("/a.md", 3), vectors)
+        store.write(NS, 1, make_chunks("/b.md", 3), vectors)
+        store.abort_source(NS, "/a.md", 1)
+        store.commit_source(NS, "/b.md", 1)
+        assert store.count(NS) == 3
+        assert store.sources(NS) == ["/b.md"]
+        # rows staged for /c.md that a commit of /d.md made durable are still removed by aborting /c.md
+        store.write(NS, 1, make_chunks("/c.md", 2), vectors[:2])
+        store.write(NS, 1, make_chunks("/d.md", 2), vectors[:2])
+        store.commit_source(NS, "/d.md", 1)
+        store.abort_source(NS, "/c.md", 1)
+        assert store.count(NS) == 5
+        total = store._cursor().execute("SELECT count(*) FROM chunks").fetchone()[0]
+        assert total == 5
+
+
+def test_a_delete_between_writes_survives_an_abort(tmp_path: Path) -> None:
+    with DuckDBStore(path=tmp_path / "kb.duckdb") as store:
+        _commit(store, "/keep.md", 2, seed=1)
+        _commit(store, "/gone.md", 3, seed=2)
+        assert store.search(NS, np.ones(8, dtype=np.float32), top_k=10)  # loads the mirror
+        store.write(NS, 1, make_chunks("/new.md", 2), np.ones((2, 8), dtype=np.float32))
+        assert store.delete(NS, parse_filter({"source": "/gone.md"})) == 3
+        store.abort_source(NS, "/new.md", 1)
+        assert store.count(NS) == 2
+        assert {r.source for r in store.search(NS, np.ones(8, dtype=np.float32), top_k=10)} == {"/keep.md"}
+        assert store._cursor().execute("SELECT count(*) FROM chunks").fetchone()[0] == 2
+    with DuckDBStore(path=tmp_path / "kb.duckdb") as store:
+        assert store.sources(NS) == ["/keep.md"]
+
+
+def test_closing_a_second_store_object_keeps_the_first_ones_staged_rows(tmp_path: Path) -> None:
+    path = tmp_path / "kb.duckdb"
+    with DuckDBStore(path=path) as store:
+        store.write(NS, 1, make_chunks("/a.md", 3), np.ones((3, 8), dtype=np.float32))
+        DuckDBStore(path=path).close()  # same file, same process and thread: shares the staging transaction
+        store.commit_source(NS, "/a.md", 1)
+        assert store.count(NS) == 3
+    with DuckDBStore(path=path) as store:
+        assert store.count(NS) == 3

@@ -56,8 +56,9 @@ class DuckDBStore:
                 if self._db.refs == 1:
                     cursor = self._db.cursor()
                     self._db.dim, has_chunks = open_schema(cursor, self.path, read_only=self.config.read_only)
-                    marked = cursor.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'ragloom_meta' AND database_name = current_database()").fetchone()[0] and cursor.execute("SELECT count(*) FROM ragloom_meta WHERE key = 'hnsw'").fetchone()[0]
-                    if self.config.index == "hnsw" or marked:
+                    # the hnsw marker exists only in a file that has a chunks table
+                    indexed = has_chunks and cursor.execute("SELECT count(*) FROM ragloom_meta WHERE key = 'hnsw'").fetchone()[0]
+                    if self.config.index == "hnsw" or indexed:
                         self._db.load_vss()
                     if has_chunks:
                         self._db.next_row_id = int(cursor.execute("SELECT coalesce(max(row_id), -1) + 1 FROM chunks").fetchone()[0])
@@ -411,7 +412,7 @@ class DuckDBStore:
                     "vector": pa.FixedSizeListArray.from_arrays(pa.array(normalized.reshape(-1)), dim),
                 }
             )
-            staged = {(c.source) for c in chunks}
+            staged = {c.source for c in chunks}
             with self._transaction(cursor):
                 if db.dim is None:
                     cursor.execute(chunks_ddl(dim))
