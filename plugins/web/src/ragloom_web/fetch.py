@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime
-import email.utils
 import re
 import threading
 import time
@@ -21,6 +20,7 @@ import attrs
 import httpx
 
 from ragloom.errors import BlockedAddressError, ResponseTooLargeError, RobotsDisallowedError, WebLoaderError
+from ragloom.httpclient import parse_retry_after
 from ragloom_web.addresses import AddressGuard
 from ragloom_web.config import WebLoaderConfig
 from ragloom_web.decoding import ACCEPT_ENCODING, PIECE, decode_stream, parse_content_encoding
@@ -68,23 +68,6 @@ def parse_content_type(value: str | None) -> tuple[str, str | None]:
     mime = value.split(";", 1)[0].strip().lower()
     match = _CHARSET.search(value)
     return mime, match.group(1) if match else None
-
-
-def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
-    """Seconds a ``Retry-After`` header asks to wait (delta-seconds or an HTTP date)."""
-    if not value:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=datetime.timezone.utc)
-    current = now if now is not None else time.time()
-    return max(0.0, when.timestamp() - current)
 
 
 class HostThrottle:
