@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from ragloom import BuildContext, ConfigError, PipelineConfig, Registry, Secret
@@ -20,6 +23,16 @@ def test_discovered_through_the_entry_point_with_its_distribution_name() -> None
     assert reranker.description.startswith("Cohere Rerank v2")
     assert embedder.description.startswith("Cohere Embed v2")
 
+
+
+def test_importing_the_plugin_does_not_import_httpx_itself() -> None:
+    # discovery imports every plugin: httpx loads only when a component is built (or if core already has it)
+    code = (
+        "import sys, ragloom, ragloom.httpclient; before = 'httpx' in sys.modules; "
+        "import ragloom_cohere.plugin; print(('httpx' in sys.modules) == before)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "True"
 
 def test_defaults_and_the_secret_reference() -> None:
     config = PipelineConfig.from_dict(

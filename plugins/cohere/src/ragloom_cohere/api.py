@@ -8,23 +8,19 @@ Calls go through :func:`ragloom.httpclient.post_json`, which retries 429 and
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
-import httpx
 
 from ragloom.config import Secret
 from ragloom.errors import RagloomError
-from ragloom.httpclient import post_json
+from ragloom.httpclient import check_http_url, post_json
+
+if TYPE_CHECKING:  # httpx is imported when a component is built: plugin discovery stays light
+    import httpx
 
 DEFAULT_BASE_URL = "https://api.cohere.com"
 DEFAULT_API_KEY_ENV = "COHERE_API_KEY"
-
-
-def check_url(_instance: Any, attribute: Any, value: str) -> None:
-    """attrs validator: an http(s) URL."""
-    if not value.startswith(("http://", "https://")):
-        raise ValueError(f"'{attribute.name}' must start with http:// or https://, got {value!r}")
 
 
 @attrs.frozen(kw_only=True)
@@ -32,7 +28,7 @@ class ConnectionConfig:
     """Options every Cohere component has: the key, the endpoint, timeouts and retries."""
 
     api_key: Secret = attrs.field(factory=lambda: Secret(DEFAULT_API_KEY_ENV))
-    base_url: str = attrs.field(default=DEFAULT_BASE_URL, validator=check_url)
+    base_url: str = attrs.field(default=DEFAULT_BASE_URL, validator=check_http_url)
     timeout: float = attrs.field(default=60.0, validator=attrs.validators.gt(0))
     max_retries: int = attrs.field(default=3, validator=attrs.validators.ge(0))
     backoff: float = attrs.field(default=0.5, validator=attrs.validators.ge(0))
@@ -50,7 +46,11 @@ class CohereAPI:
             "X-Client-Name": "ragloom",
         }
         self._owns_client = client is None
-        self.client = client or httpx.Client()
+        if client is None:
+            import httpx
+
+            client = httpx.Client()
+        self.client = client
 
     def url(self, endpoint: str) -> str:
         """The full URL of a v2 endpoint."""

@@ -10,14 +10,17 @@ answer's ``embeddings.float`` rows are checked (count, dimension, finite).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
-import httpx
 import numpy as np
 
+from ragloom.embedders.base import batched
 from ragloom.errors import ConfigError, EmbeddingError
 from ragloom_cohere.api import CohereAPI, ConnectionConfig
+
+if TYPE_CHECKING:  # httpx is imported when a component is built: plugin discovery stays light
+    import httpx
 
 MAX_TEXTS_PER_CALL = 96
 
@@ -105,8 +108,7 @@ class CohereEmbedder:
         """One row per text (``input_type = search_document``), at most 96 texts per call."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        size = self.batch_size
-        parts = [self._embed(texts[i : i + size], "search_document") for i in range(0, len(texts), size)]
+        parts = [self._embed(batch, "search_document") for batch in batched(texts, self.batch_size)]
         return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
     def embed_query(self, text: str) -> np.ndarray:

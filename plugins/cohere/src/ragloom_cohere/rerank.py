@@ -20,15 +20,17 @@ import json
 import logging
 import math
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
-import httpx
 
 from ragloom.errors import RerankError
 from ragloom.rerankers.base import reranked, resolve_top_n
 from ragloom.types import Result
 from ragloom_cohere.api import CohereAPI, ConnectionConfig
+
+if TYPE_CHECKING:  # httpx is imported when a component is built: plugin discovery stays light
+    import httpx
 
 logger = logging.getLogger(__name__)
 
