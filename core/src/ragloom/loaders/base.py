@@ -160,6 +160,13 @@ def iter_files(directory: str) -> Iterable[str]:
                 yield os.path.join(root, name)
 
 
+def files_of(source: str, suffixes: tuple[str, ...]) -> Iterable[str]:
+    """``[source]`` for a file; for a directory its files with one of ``suffixes``, recursively, in sorted order."""
+    if not Path(source).is_dir():
+        return [source]
+    return (path for path in iter_files(source) if suffix_of(path) in suffixes)
+
+
 def suffix_of(path: str) -> str:
     """Lower-cased suffix with the dot (``.md``); ``""`` when there is none."""
     return Path(path).suffix.lower()

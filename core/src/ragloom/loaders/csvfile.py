@@ -9,7 +9,6 @@ import codecs
 import csv
 import io
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import attrs
@@ -19,7 +18,7 @@ from ragloom.loaders.base import (
     DEFAULT_MAX_STREAM_BYTES,
     DEFAULT_MAX_TEXT_CHARS,
     check_text_chars,
-    iter_files,
+    files_of,
     open_limited,
 )
 from ragloom.loaders.text import file_metadata
@@ -193,9 +192,5 @@ class CsvLoader:
 
     def load(self, source: str) -> Iterator[Document]:
         """Documents of a file; a directory loads its CSV/TSV files in sorted order."""
-        if Path(source).is_dir():
-            for path in iter_files(source):
-                if Path(path).suffix.lower() in CSV_SUFFIXES:
-                    yield from self.load_file(path)
-        else:
-            yield from self.load_file(source)
+        for path in files_of(source, CSV_SUFFIXES):
+            yield from self.load_file(path)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin
 
@@ -23,9 +22,8 @@ from ragloom.loaders.base import (
     DEFAULT_MAX_FILE_BYTES,
     DEFAULT_MAX_TEXT_CHARS,
     bom_encoding,
-    check_text_chars,
     decode_text,
-    iter_files,
+    files_of,
     read_bytes,
 )
 from ragloom.loaders.text import file_metadata
@@ -332,14 +330,9 @@ class HtmlLoader:
             content = extract_html(html, selector=self.config.selector, max_chars=self.config.max_text_chars)
         except LoaderError as exc:
             raise LoaderError(exc.reason, source=path, position=exc.position) from None
-        text = check_text_chars(content.text, self.config.max_text_chars, path)
-        return Document.create(text, path, metadata={**file_metadata(path), **html_metadata(content)})
+        return Document.create(content.text, path, metadata={**file_metadata(path), **html_metadata(content)})
 
     def load(self, source: str) -> Iterator[Document]:
         """One document per file; a directory loads its HTML files in sorted order."""
-        if Path(source).is_dir():
-            for path in iter_files(source):
-                if Path(path).suffix.lower() in HTML_SUFFIXES:
-                    yield self.load_file(path)
-        else:
-            yield self.load_file(source)
+        for path in files_of(source, HTML_SUFFIXES):
+            yield self.load_file(path)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import attrs
@@ -20,7 +19,7 @@ from ragloom.loaders.base import (
     DEFAULT_MAX_TEXT_CHARS,
     check_text_chars,
     decode_text,
-    iter_files,
+    files_of,
     read_bytes,
 )
 from ragloom.loaders.text import file_metadata
@@ -179,9 +178,5 @@ class JsonLoader:
 
     def load(self, source: str) -> Iterator[Document]:
         """Documents of a file; a directory loads its JSON files in sorted order."""
-        if Path(source).is_dir():
-            for path in iter_files(source):
-                if Path(path).suffix.lower() in JSON_SUFFIXES:
-                    yield from self.load_file(path)
-        else:
-            yield from self.load_file(source)
+        for path in files_of(source, JSON_SUFFIXES):
+            yield from self.load_file(path)

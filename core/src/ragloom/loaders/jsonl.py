@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import attrs
 
 from ragloom.errors import LoaderError
-from ragloom.loaders.base import DEFAULT_MAX_STREAM_BYTES, DEFAULT_MAX_TEXT_CHARS, iter_files, open_limited
+from ragloom.loaders.base import DEFAULT_MAX_STREAM_BYTES, DEFAULT_MAX_TEXT_CHARS, files_of, open_limited
 from ragloom.loaders.json import ItemReader, JsonFields, parse_json
 from ragloom.types import Document
 
@@ -72,9 +71,5 @@ class JsonlLoader:
 
     def load(self, source: str) -> Iterator[Document]:
         """Documents of a file; a directory loads its JSON Lines files in sorted order."""
-        if Path(source).is_dir():
-            for path in iter_files(source):
-                if Path(path).suffix.lower() in JSONL_SUFFIXES:
-                    yield from self.load_file(path)
-        else:
-            yield from self.load_file(source)
+        for path in files_of(source, JSONL_SUFFIXES):
+            yield from self.load_file(path)

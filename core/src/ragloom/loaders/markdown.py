@@ -5,14 +5,13 @@ from __future__ import annotations
 import datetime
 import re
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import attrs
 import yaml
 
 from ragloom.errors import LoaderError
-from ragloom.loaders.base import DEFAULT_MAX_FILE_BYTES, decode_utf8, iter_files, read_bytes
+from ragloom.loaders.base import DEFAULT_MAX_FILE_BYTES, decode_utf8, files_of, read_bytes
 from ragloom.loaders.text import file_metadata
 from ragloom.types import Document
 
@@ -81,9 +80,5 @@ class MarkdownLoader:
 
     def load(self, source: str) -> Iterator[Document]:
         """One document per file; a directory loads its Markdown files in sorted order."""
-        if Path(source).is_dir():
-            for path in iter_files(source):
-                if Path(path).suffix.lower() in MARKDOWN_SUFFIXES:
-                    yield self.load_file(path)
-        else:
-            yield self.load_file(source)
+        for path in files_of(source, MARKDOWN_SUFFIXES):
+            yield self.load_file(path)

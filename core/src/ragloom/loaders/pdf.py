@@ -11,14 +11,13 @@ import bisect
 import io
 import re
 from collections.abc import Iterator, Mapping
-from pathlib import Path
 from typing import Any
 
 import attrs
 
 from ragloom.config import Secret
 from ragloom.errors import LoaderError, RagloomError
-from ragloom.loaders.base import DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_TEXT_CHARS, iter_files, read_bytes
+from ragloom.loaders.base import DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_TEXT_CHARS, files_of, read_bytes
 from ragloom.loaders.text import file_metadata
 from ragloom.types import Document
 
@@ -220,9 +219,5 @@ class PdfLoader:
 
     def load(self, source: str) -> Iterator[Document]:
         """Documents of a file; a directory loads its PDF files in sorted order."""
-        if Path(source).is_dir():
-            for path in iter_files(source):
-                if Path(path).suffix.lower() in PDF_SUFFIXES:
-                    yield from self.load_file(path)
-        else:
-            yield from self.load_file(source)
+        for path in files_of(source, PDF_SUFFIXES):
+            yield from self.load_file(path)
