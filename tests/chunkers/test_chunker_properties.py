@@ -51,11 +51,12 @@ def token_starts():  # type: ignore[no-untyped-def]
     return load_token_starts(str(MINILM_TOKENIZER))[0]
 
 
+@pytest.mark.parametrize(("chunker_class", "config_class"), [(FixedChunker, FixedConfig), (SentenceChunker, SentenceConfig)], ids=["fixed", "sentence"])
 @PROPERTY
 @given(text=texts, sizes=sizes)
-def test_fixed(text: str, sizes: tuple[int, int]) -> None:
+def test_fixed_and_sentence(chunker_class: type, config_class: type, text: str, sizes: tuple[int, int]) -> None:
     size, overlap = sizes
-    chunker = FixedChunker(FixedConfig(size=size, overlap=overlap))
+    chunker = chunker_class(config_class(size=size, overlap=overlap))
     check_spans(text, chunker.spans(text), size)
     check_chunks(chunker, text)
 
@@ -71,15 +72,6 @@ def test_recursive(text: str, sizes: tuple[int, int], separators: tuple[str, ...
     # the fast splitter gives exactly the spans of the plain-Python original
     reference = reference_recursive.RecursiveChunker(reference_recursive.RecursiveConfig(size=size, overlap=overlap, separators=separators))
     assert spans == covering(reference.spans(text))
-
-
-@PROPERTY
-@given(text=texts, sizes=sizes)
-def test_sentence(text: str, sizes: tuple[int, int]) -> None:
-    size, overlap = sizes
-    chunker = SentenceChunker(SentenceConfig(size=size, overlap=overlap))
-    check_spans(text, chunker.spans(text), size)
-    check_chunks(chunker, text)
 
 
 @PROPERTY

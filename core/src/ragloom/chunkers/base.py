@@ -84,12 +84,32 @@ def trim_span(text: str, start: int, end: int) -> tuple[int, int]:
 
 
 def drop_contained(spans: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Drop empty spans and spans inside their predecessor (overlap must add text)."""
+    """Drop empty spans and spans inside their predecessor (overlap must add text).
+
+    A span starting where its predecessor starts and reaching further covers
+    it (after trimming, only whitespace told them apart): it replaces it.
+    """
     out: list[tuple[int, int]] = []
     for start, end in spans:
         if end <= start:
             continue
         if out and start >= out[-1][0] and end <= out[-1][1]:
             continue
+        if out and start == out[-1][0]:
+            out.pop()
         out.append((start, end))
     return out
+
+
+def check_sizes(size: int, overlap: int, size_unit: str = "chars", tokenizer: str = "") -> None:
+    """Shared validation of the sizing options."""
+    if overlap >= size:
+        raise ValueError(f"'overlap' ({overlap}) must be smaller than 'size' ({size})")
+    if size_unit == "tokens" and not tokenizer:
+        raise ValueError("size_unit = 'tokens' needs 'tokenizer' (a tokenizer.json path or 'tiktoken:NAME')")
+
+
+def check_separators(separators: tuple[str, ...]) -> None:
+    """Shared validation of a separator list."""
+    if any(not s for s in separators):
+        raise ValueError("'separators' must not contain an empty string")

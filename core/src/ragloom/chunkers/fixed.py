@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import attrs
 
-from ragloom.chunkers.base import drop_contained, fingerprint_of, spans_to_chunks, trim_span
+from ragloom.chunkers.base import check_sizes, drop_contained, fingerprint_of, spans_to_chunks, trim_span
 from ragloom.types import Chunk, Document
 
 
@@ -16,20 +16,7 @@ class FixedConfig:
     overlap: int = attrs.field(default=0, validator=attrs.validators.ge(0))
 
     def __attrs_post_init__(self) -> None:
-        if self.overlap >= self.size:
-            raise ValueError(f"'overlap' ({self.overlap}) must be smaller than 'size' ({self.size})")
-
-
-def _drop_covered(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Drop a trimmed window that the next one, starting at the same character, covers."""
-    out: list[tuple[int, int]] = []
-    for start, end in spans:
-        if end <= start:
-            continue
-        if out and out[-1][0] == start and out[-1][1] <= end:
-            out.pop()
-        out.append((start, end))
-    return out
+        check_sizes(self.size, self.overlap)
 
 
 class FixedChunker:
@@ -47,7 +34,7 @@ class FixedChunker:
             spans.append(trim_span(text, start, min(start + size, len(text))))
             if start + size >= len(text):
                 break
-        return drop_contained(_drop_covered(spans))
+        return drop_contained(spans)
 
     def chunk(self, document: Document) -> list[Chunk]:
         """Chunks of the document."""

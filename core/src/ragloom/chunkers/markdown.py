@@ -23,7 +23,7 @@ from bisect import bisect_left, bisect_right
 
 import attrs
 
-from ragloom.chunkers.base import fingerprint_of, spans_to_chunks
+from ragloom.chunkers.base import check_separators, check_sizes, fingerprint_of, spans_to_chunks
 from ragloom.chunkers.pieces import pack, split_ends, trimmed_spans
 from ragloom.chunkers.recursive import DEFAULT_SEPARATORS
 from ragloom.types import Chunk, Document
@@ -92,10 +92,8 @@ class MarkdownConfig:
     separators: tuple[str, ...] = attrs.field(default=DEFAULT_SEPARATORS)
 
     def __attrs_post_init__(self) -> None:
-        if self.overlap >= self.size:
-            raise ValueError(f"'overlap' ({self.overlap}) must be smaller than 'size' ({self.size})")
-        if any(not s for s in self.separators):
-            raise ValueError("'separators' must not contain an empty string")
+        check_sizes(self.size, self.overlap)
+        check_separators(self.separators)
 
 
 def _line_end(text: str, position: int) -> int:

@@ -20,11 +20,11 @@ whitespace-only chunks are dropped. No chunk is ever over ``size``.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import attrs
 
-from ragloom.chunkers.base import fingerprint_of, spans_to_chunks
+from ragloom.chunkers.base import check_separators, check_sizes, fingerprint_of, spans_to_chunks
 from ragloom.chunkers.pieces import pack, split_ends, split_ends_measured, trimmed_spans
 from ragloom.chunkers.tokens import TokenMeasure, load_token_starts
 from ragloom.types import Chunk, Document
@@ -32,14 +32,6 @@ from ragloom.types import Chunk, Document
 DEFAULT_SEPARATORS = ("\n\n", "\n", ". ", " ")
 
 SizeUnit = Literal["chars", "tokens"]
-
-
-def check_sizes(size: int, overlap: int, size_unit: str, tokenizer: str) -> None:
-    """Shared validation of the sizing options."""
-    if overlap >= size:
-        raise ValueError(f"'overlap' ({overlap}) must be smaller than 'size' ({size})")
-    if size_unit == "tokens" and not tokenizer:
-        raise ValueError("size_unit = 'tokens' needs 'tokenizer' (a tokenizer.json path or 'tiktoken:NAME')")
 
 
 @attrs.frozen(kw_only=True)
@@ -54,8 +46,7 @@ class RecursiveConfig:
 
     def __attrs_post_init__(self) -> None:
         check_sizes(self.size, self.overlap, self.size_unit, self.tokenizer)
-        if any(not s for s in self.separators):
-            raise ValueError("'separators' must not contain an empty string")
+        check_separators(self.separators)
 
 
 class Sizing:
@@ -95,23 +86,44 @@ def coordinates(bounds: list[int], tokens: TokenMeasure | None) -> list[int]:
     return bounds if tokens is None else [tokens.coord(b) for b in bounds]
 
 
-class RecursiveChunker:
-    """Separator-aware splitting with exact offsets and bounded size."""
+class PackingChunker:
+    """Cut the text into pieces that fit ``size``, then pack them into chunks (chars or tokens).
 
-    def __init__(self, config: RecursiveConfig | None = None, *, base_dir: Path | None = None):
-        self.config = config or RecursiveConfig()
+    A subclass names itself, its config class and how it cuts pieces.
+    """
+
+    name = ""
+    config_class: type = RecursiveConfig
+
+    def __init__(self, config: Any = None, *, base_dir: Path | None = None):
+        self.config = config or self.config_class()
         self.sizing = Sizing(self.config.size_unit, self.config.tokenizer, base_dir)
-        self.fingerprint = self.sizing.fingerprint("recursive", self.config)
+        self.fingerprint = self.sizing.fingerprint(self.name, self.config)
+
+    def pieces(self, text: str, tokens: TokenMeasure | None) -> list[int]:
+        """``[0, piece ends...]`` of ``text``, each piece within ``size``."""
+        raise NotImplementedError
 
     def spans(self, text: str) -> list[tuple[int, int]]:
         """Trimmed ``(start, end)`` spans of the chunks."""
         if not text:
             return []
-        c = self.config
         tokens = self.sizing.measure(text)
-        bounds = boundaries(text, 0, len(text), c.separators, c.size, tokens)
-        return trimmed_spans(text, bounds, pack(coordinates(bounds, tokens), c.size, c.overlap))
+        bounds = self.pieces(text, tokens)
+        return trimmed_spans(text, bounds, pack(coordinates(bounds, tokens), self.config.size, self.config.overlap))
 
     def chunk(self, document: Document) -> list[Chunk]:
         """Chunks of the document."""
         return spans_to_chunks(document, self.spans(document.text))
+
+
+class RecursiveChunker(PackingChunker):
+    """Separator-aware splitting with exact offsets and bounded size."""
+
+    name = "recursive"
+    config_class = RecursiveConfig
+    config: RecursiveConfig
+
+    def pieces(self, text: str, tokens: TokenMeasure | None) -> list[int]:
+        """``[0, piece ends...]``: cut at the coarsest separator that fits."""
+        return boundaries(text, 0, len(text), self.config.separators, self.config.size, tokens)

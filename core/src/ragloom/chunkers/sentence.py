@@ -24,15 +24,13 @@ import re
 from bisect import bisect_left
 from itertools import accumulate, chain, repeat
 from operator import add, sub
-from pathlib import Path
 
 import attrs
 
-from ragloom.chunkers.base import spans_to_chunks
-from ragloom.chunkers.pieces import pack, split_ends, split_ends_measured, trimmed_spans
-from ragloom.chunkers.recursive import SizeUnit, Sizing, check_sizes, coordinates
+from ragloom.chunkers.base import check_sizes
+from ragloom.chunkers.pieces import split_ends, split_ends_measured
+from ragloom.chunkers.recursive import PackingChunker, SizeUnit
 from ragloom.chunkers.tokens import TokenMeasure
-from ragloom.types import Chunk, Document
 
 #: Separators used to cut a single sentence longer than ``size``.
 LONG_SENTENCE_SEPARATORS = ("\n", "; ", ", ", " ")
@@ -181,23 +179,13 @@ def sentence_pieces(text: str, start: int, end: int, size: int, tokens: TokenMea
     return bounds
 
 
-class SentenceChunker:
+class SentenceChunker(PackingChunker):
     """Sentence-aware packing with exact offsets and bounded size."""
 
-    def __init__(self, config: SentenceConfig | None = None, *, base_dir: Path | None = None):
-        self.config = config or SentenceConfig()
-        self.sizing = Sizing(self.config.size_unit, self.config.tokenizer, base_dir)
-        self.fingerprint = self.sizing.fingerprint("sentence", self.config)
+    name = "sentence"
+    config_class = SentenceConfig
+    config: SentenceConfig
 
-    def spans(self, text: str) -> list[tuple[int, int]]:
-        """Trimmed ``(start, end)`` spans of the chunks."""
-        if not text:
-            return []
-        c = self.config
-        tokens = self.sizing.measure(text)
-        bounds = sentence_pieces(text, 0, len(text), c.size, tokens)
-        return trimmed_spans(text, bounds, pack(coordinates(bounds, tokens), c.size, c.overlap))
-
-    def chunk(self, document: Document) -> list[Chunk]:
-        """Chunks of the document."""
-        return spans_to_chunks(document, self.spans(document.text))
+    def pieces(self, text: str, tokens: TokenMeasure | None) -> list[int]:
+        """``[0, piece ends...]``: sentences, each long one cut to fit ``size``."""
+        return sentence_pieces(text, 0, len(text), self.config.size, tokens)
