@@ -20,7 +20,6 @@ Rows:
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import time
 from collections.abc import Callable
@@ -29,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from ragloom.evaluation import DEFAULT_METRICS, evaluate, load_beir, score_rankings
+from ragloom.evaluation import DEFAULT_METRICS, BeirDataset, evaluate, load_beir, score_rankings
 from ragloom.keyword import BM25Index
 
 HERE = Path(__file__).resolve().parent
@@ -46,15 +45,10 @@ def best_of(repeat: int, run: Callable[[], Any]) -> tuple[float, Any]:
     return best, value
 
 
-def load_corpus(root: Path) -> tuple[list[str], list[str]]:
-    ids, texts = [], []
-    with (root / "corpus.jsonl").open(encoding="utf-8") as handle:
-        for line in handle:
-            item = json.loads(line)
-            ids.append(str(item["_id"]))
-            title = item.get("title") or ""
-            texts.append(f"{title}\n{item.get('text') or ''}" if title else item.get("text") or "")
-    return ids, texts
+def load_corpus(dataset: BeirDataset) -> tuple[list[str], list[str]]:
+    """Ids and texts (title + "\\n" + text) exactly as ``ragloom eval`` ingests them."""
+    documents = list(dataset.documents())
+    return [d.metadata["doc_id"] for d in documents], [d.text for d in documents]
 
 
 def bench_bm25s(ids: list[str], texts: list[str], queries: dict[str, str], repeat: int) -> dict[str, Any]:
@@ -124,7 +118,7 @@ def main() -> None:
     args = parser.parse_args()
 
     dataset = load_beir(args.data, split="test")
-    ids, texts = load_corpus(args.data)
+    ids, texts = load_corpus(dataset)
     rows: list[tuple[str, dict[str, float], float | None, float]] = []
 
     systems = [("bm25s", bench_bm25s), ("rank-bm25 (BM25Okapi)", bench_rank_bm25), ("ragloom BM25Index", bench_ragloom_index)]

@@ -39,6 +39,9 @@ class OpenAIServer:
         self.script: list[Reply] = []
         self.requests: list[dict[str, Any]] = []
         self.chat: Callable[[list[dict[str, Any]]], str] = lambda messages: "ok"
+        self.delay = 0.0  # before each unscripted answer
+        self.active = 0
+        self.peak_active = 0  # most requests in flight at once
         self._lock = threading.Lock()
         server = self
 
@@ -56,10 +59,15 @@ class OpenAIServer:
                 with server._lock:
                     server.requests.append({"path": self.path, "json": payload, "headers": dict(self.headers)})
                     reply = server.script.pop(0) if server.script else None
+                    server.active += 1
+                    server.peak_active = max(server.peak_active, server.active)
                 if reply is None:
                     reply = server.default_reply(self.path, payload)
+                    time.sleep(server.delay)
                 if reply.delay:
                     time.sleep(reply.delay)
+                with server._lock:
+                    server.active -= 1
                 body = reply.body
                 if isinstance(body, dict):
                     body = json.dumps(body)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import email.utils
+import subprocess
+import sys
 import time
 
 import httpx
@@ -171,6 +173,13 @@ def test_embedder_batches_concurrently_and_orders_by_index(openai_server: OpenAI
     assert embedder.batch_size == 6  # the pipeline hands over max_concurrency batches at once
 
 
+def test_embedder_concurrency_is_bounded(openai_server: OpenAIServer) -> None:
+    openai_server.delay = 0.2
+    embedder = _embedder(openai_server, batch_size=1, max_concurrency=2)
+    assert embedder.embed_documents([f"text {i}" for i in range(6)]).shape == (6, openai_server.dim)
+    assert len(openai_server.requests) == 6 and openai_server.peak_active == 2
+
+
 def test_embedder_query_prefix_and_model_id(openai_server: OpenAIServer) -> None:
     embedder = _embedder(openai_server, query_prefix="query: ")
     vector = embedder.embed_query("lamp")
@@ -254,3 +263,9 @@ def test_pipeline_with_openai_embedder_and_llm(openai_server: OpenAIServer, corp
     embedded_queries = {r["json"]["input"][0] for r in openai_server.requests[before:] if r["path"].endswith("/embeddings")}
     assert embedded_queries == {"How do I connect the lamp to wifi?", "wifi router setup", "connect lamp to network"}
     assert all(set(r.metadata["matched_queries"]) <= embedded_queries for r in results)
+
+
+def test_import_ragloom_does_not_import_httpx() -> None:
+    # httpx is imported when an HTTP client is built, not at start-up
+    code = "import sys, ragloom, ragloom.llm, ragloom.embedders.openai; sys.exit('httpx' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0

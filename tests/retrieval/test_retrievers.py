@@ -107,6 +107,14 @@ def test_hybrid_rrf_scores_are_weighted_reciprocal_ranks() -> None:
     assert [r.score for r in results] == sorted((r.score for r in results), reverse=True)
 
 
+def test_hybrid_rrf_k_defaults_to_60() -> None:
+    store, embedder, _ = _hybrid_store()
+    retriever = HybridRetriever(HybridConfig(mode="rrf"), store=store, embedder=embedder, namespace=NS)
+    for r in retriever.retrieve("zebra"):
+        ranks = (r.metadata["keyword_rank"], r.metadata["vector_rank"])
+        assert r.score == pytest.approx(sum(0.5 / (60 + rank) for rank in ranks if rank is not None))
+
+
 def test_hybrid_convex_mode_normalises_each_side() -> None:
     store, embedder, (a, b, c) = _hybrid_store()
     config = HybridConfig(mode="convex", weights=HybridWeights(bm25=1.0, vector=0.0), top_k=3)
@@ -169,6 +177,30 @@ def test_mmr_diversifies_and_per_query_override() -> None:
     )
     with pytest.raises(ConfigError):
         retriever.retrieve("q", lambda_mult=1.5)
+
+
+def test_mmr_fetches_three_times_top_k_by_default() -> None:
+    class Recording(VectorOnlyStore):
+        capabilities = MemoryStore.capabilities
+
+        def __init__(self, inner: MemoryStore):
+            super().__init__(inner)
+            self.asked: list[int] = []
+
+        def search(self, namespace: str, vector: np.ndarray, *, top_k: int, filter: object = None) -> list:
+            self.asked.append(top_k)
+            return self._inner.search(namespace, vector, top_k=top_k, filter=filter)
+
+        def get_vectors(self, namespace: str, chunk_ids: list) -> np.ndarray:
+            return self._inner.get_vectors(namespace, chunk_ids)
+
+    inner = MemoryStore()
+    commit(inner, "/a.md", ["one", "two", "three"], [[1, 0], [0, 1], [1, 1]])
+    store = Recording(inner)
+    retriever = MMRRetriever(MMRConfig(top_k=2), store=store, embedder=TableEmbedder({}, default=[1, 0]), namespace=NS)
+    retriever.retrieve("q")
+    retriever.retrieve("q", top_k=5)
+    assert store.asked == [6, 15]
 
 
 def test_mmr_re_embeds_when_the_store_cannot_return_vectors() -> None:

@@ -29,12 +29,10 @@ from typing import Literal
 import attrs
 
 from ragloom.errors import ConfigError
+from ragloom.stopwords import LUCENE_ENGLISH_STOP_WORDS
 
-#: Lucene's English stop words (``EnglishAnalyzer.ENGLISH_STOP_WORDS_SET``).
-ENGLISH_STOPWORDS: frozenset[str] = frozenset(
-    "a an and are as at be but by for if in into is it no not of on or such that the their "
-    "then there these they this to was will with".split()
-)
+#: Lucene's English stop words (``EnglishAnalyzer.ENGLISH_STOP_WORDS_SET``), from :mod:`ragloom.stopwords`.
+ENGLISH_STOPWORDS: frozenset[str] = LUCENE_ENGLISH_STOP_WORDS
 
 STOPWORD_LISTS: dict[str, frozenset[str]] = {"english": ENGLISH_STOPWORDS}
 

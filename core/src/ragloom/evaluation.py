@@ -196,10 +196,6 @@ def documents_ranking(results: Iterable[Any]) -> list[str]:
 # --------------------------------------------------------------------------- running
 
 
-def _ingest(pipeline: Any, documents: Iterable[Document]) -> Any:
-    return pipeline.ingest_documents(documents)
-
-
 def _pipeline_for(pipeline_or_config: Any, dataset: BeirDataset) -> tuple[Any, bool]:
     from ragloom.config import PipelineConfig
     from ragloom.pipeline import Pipeline
@@ -256,7 +252,7 @@ def evaluate(
     pipeline, owned = _pipeline_for(pipeline_or_config, dataset)
     try:
         started = time.perf_counter()
-        ingested = _ingest(pipeline, dataset.documents())
+        ingested = pipeline.ingest_documents(dataset.documents())
         ingest_seconds = time.perf_counter() - started
         stats = pipeline.store.stats(pipeline.namespace)
         documents = stats.get("documents") or ingested.documents or 1

@@ -14,11 +14,12 @@ import email.utils
 import json as jsonlib
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from ragloom.errors import RagloomError
+
+if TYPE_CHECKING:  # httpx is imported on first use: ``import ragloom`` stays light
+    import httpx
 
 RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 DEFAULT_MAX_DELAY = 60.0
@@ -59,6 +60,12 @@ def server_message(response: httpx.Response, *, limit: int = 500) -> str:
     return jsonlib.dumps(body)[:limit]
 
 
+def check_http_url(_instance: Any, attribute: Any, value: str) -> None:
+    """attrs validator: an ``http://`` or ``https://`` URL."""
+    if not value.startswith(("http://", "https://")):
+        raise ValueError(f"'{attribute.name}' must start with http:// or https://, got {value!r}")
+
+
 def _delay(attempt: int, backoff: float, retry_after: float | None, max_delay: float) -> float:
     if retry_after is not None:
         return min(retry_after, max_delay)
@@ -83,6 +90,8 @@ def post_json(
     Up to ``retries`` further attempts after the first. Raises ``error`` with
     ``.status_code`` (None for network failures) and the server's message.
     """
+    import httpx
+
     attempts = max(0, retries) + 1
     last_exc: Exception | None = None
     message = ""

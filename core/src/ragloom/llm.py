@@ -16,26 +16,23 @@ can stand in for it (:func:`as_generate`).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
-import httpx
 
 from ragloom.config import Secret
 from ragloom.errors import ConfigError, LLMError
-from ragloom.httpclient import post_json
+from ragloom.httpclient import check_http_url, post_json
 
-
-def _check_url(_instance: Any, attribute: Any, value: str) -> None:
-    if not value.startswith(("http://", "https://")):
-        raise ValueError(f"'{attribute.name}' must start with http:// or https://, got {value!r}")
+if TYPE_CHECKING:  # imported when a client is built
+    import httpx
 
 
 @attrs.frozen(kw_only=True)
 class LLMConfig:
     """``[llm]``: an OpenAI-compatible chat completions endpoint."""
 
-    base_url: str = attrs.field(default="https://api.openai.com/v1", validator=_check_url)
+    base_url: str = attrs.field(default="https://api.openai.com/v1", validator=check_http_url)
     model: str = attrs.field(default="gpt-4o-mini", validator=attrs.validators.min_len(1))
     api_key: Secret | None = None
     timeout: float = attrs.field(default=60.0, validator=attrs.validators.gt(0))
@@ -52,7 +49,11 @@ class LLMClient:
     def __init__(self, config: LLMConfig, *, client: httpx.Client | None = None):
         self.config = config
         self._api_key = config.api_key.get() if config.api_key is not None else None
-        self._client = client or httpx.Client()
+        if client is None:
+            import httpx
+
+            client = httpx.Client()
+        self._client = client
         self._url = config.base_url.rstrip("/") + "/chat/completions"
 
     def generate(self, prompt: str) -> str:

@@ -1,6 +1,21 @@
-"""English stop words (the Lucene / scikit-learn style list, lower-case)."""
+"""English stop words: the one home of both lists, deliberately different.
+
+- :data:`LUCENE_ENGLISH_STOP_WORDS` (33 words): Lucene's
+  ``EnglishAnalyzer.ENGLISH_STOP_WORDS_SET``, as bm25s and Anserini use; the
+  ``"english"`` list of :mod:`ragloom.analysis` (every BM25 / keyword index),
+  so BM25 scores match those references;
+- :data:`ENGLISH_STOP_WORDS` (a longer, scikit-learn style list, lower-case,
+  with contractions): dropped from the ``hash`` embedder's word features.
+
+Changing either list changes BM25 scores or hash vectors, so they stay apart.
+"""
 
 from __future__ import annotations
+
+LUCENE_ENGLISH_STOP_WORDS: frozenset[str] = frozenset(
+    "a an and are as at be but by for if in into is it no not of on or such that the their "
+    "then there these they this to was will with".split()
+)
 
 ENGLISH_STOP_WORDS: frozenset[str] = frozenset(
     """

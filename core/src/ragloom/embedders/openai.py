@@ -12,16 +12,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
-import httpx
 import numpy as np
 
 from ragloom.config import Secret
 from ragloom.embedders.base import DEFAULT_BATCH_SIZE, batched
 from ragloom.errors import EmbeddingError
-from ragloom.httpclient import post_json
+from ragloom.httpclient import check_http_url, post_json
+
+if TYPE_CHECKING:  # imported when an embedder is built: ``import ragloom`` stays light
+    import httpx
 
 #: Native dimensions of well-known models (``dim`` may be omitted for them).
 KNOWN_DIMENSIONS = {
@@ -34,17 +36,12 @@ KNOWN_DIMENSIONS = {
 }
 
 
-def _check_url(_instance: Any, attribute: Any, value: str) -> None:
-    if not value.startswith(("http://", "https://")):
-        raise ValueError(f"'{attribute.name}' must start with http:// or https://, got {value!r}")
-
-
 @attrs.frozen(kw_only=True)
 class OpenAIEmbedderConfig:
     """An OpenAI-compatible embeddings endpoint."""
 
     model: str = attrs.field(default="text-embedding-3-small", validator=attrs.validators.min_len(1))
-    base_url: str = attrs.field(default="https://api.openai.com/v1", validator=_check_url)
+    base_url: str = attrs.field(default="https://api.openai.com/v1", validator=check_http_url)
     api_key: Secret | None = None
     dim: int | None = attrs.field(default=None, validator=attrs.validators.optional(attrs.validators.gt(0)))
     dimensions: int | None = attrs.field(default=None, validator=attrs.validators.optional(attrs.validators.gt(0)))
@@ -80,7 +77,11 @@ class OpenAIEmbedder:
         prefixes = f":q={config.query_prefix!r}:d={config.document_prefix!r}" if config.query_prefix or config.document_prefix else ""
         self.model_id = f"openai:{config.model}:dim={self.dim}{prefixes}"
         self._api_key = config.api_key.get() if config.api_key is not None else None
-        self._client = client or httpx.Client(limits=httpx.Limits(max_connections=config.max_concurrency))
+        if client is None:
+            import httpx
+
+            client = httpx.Client(limits=httpx.Limits(max_connections=config.max_concurrency))
+        self._client = client
         self._url = config.base_url.rstrip("/") + "/embeddings"
 
     def _request(self, texts: Sequence[str]) -> np.ndarray:

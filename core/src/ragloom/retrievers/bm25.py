@@ -8,12 +8,9 @@ import attrs
 
 from ragloom.errors import ConfigError
 from ragloom.filters import combine, parse_filter
+from ragloom.retrievers.base import check_filter
 from ragloom.stores.base import KEYWORD_SEARCH
 from ragloom.types import Result
-
-
-def _check_filter(_instance: Any, _attribute: Any, value: Any) -> None:
-    parse_filter(value)
 
 
 def require_keyword_search(store: Any, what: str) -> None:
@@ -31,7 +28,7 @@ class BM25RetrieverConfig:
 
     top_k: int = attrs.field(default=5, validator=attrs.validators.gt(0))
     threshold: float | None = None
-    filter: dict[str, Any] | None = attrs.field(default=None, validator=_check_filter)
+    filter: dict[str, Any] | None = attrs.field(default=None, validator=check_filter)
 
 
 class BM25Retriever:

@@ -2,11 +2,12 @@
 
 Two fusion modes:
 
-- ``"rrf"`` (default): weighted reciprocal-rank fusion,
+- ``"convex"`` (default; it beat RRF on SciFact, see docs/retrieval.md): each
+  side's scores min-max normalised over its candidates to [0, 1], then
+  ``w_bm25 * bm25 + w_vector * vector`` (missing side: 0);
+- ``"rrf"``: weighted reciprocal-rank fusion (``k = rrf_k``, default 60),
   ``score = w_bm25 / (k + rank_bm25) + w_vector / (k + rank_vector)`` (a side
-  that did not return the chunk adds nothing);
-- ``"convex"``: each side's scores min-max normalised over its candidates to
-  [0, 1], then ``w_bm25 * bm25 + w_vector * vector`` (missing side: 0).
+  that did not return the chunk adds nothing).
 
 Every result carries ``vector_score`` and ``keyword_score`` (None when that side
 did not find it) and both ranks in its metadata. Keyword-only hits come from
@@ -19,14 +20,10 @@ from typing import Any, Literal
 
 import attrs
 
-from ragloom.errors import DimensionMismatchError
 from ragloom.filters import combine, parse_filter
+from ragloom.retrievers.base import check_filter, embed_query
 from ragloom.retrievers.bm25 import require_keyword_search
 from ragloom.types import Result
-
-
-def _check_filter(_instance: Any, _attribute: Any, value: Any) -> None:
-    parse_filter(value)
 
 
 @attrs.frozen(kw_only=True)
@@ -47,7 +44,7 @@ class HybridConfig:
 
     top_k: int = attrs.field(default=5, validator=attrs.validators.gt(0))
     threshold: float | None = None
-    filter: dict[str, Any] | None = attrs.field(default=None, validator=_check_filter)
+    filter: dict[str, Any] | None = attrs.field(default=None, validator=check_filter)
     mode: Literal["rrf", "convex"] = "convex"
     rrf_k: int = attrs.field(default=60, validator=attrs.validators.ge(0))
     weights: HybridWeights = attrs.field(factory=HybridWeights)
@@ -75,10 +72,7 @@ class HybridRetriever:
         self._filter = parse_filter(config.filter)
 
     def _vector_hits(self, query: str, fetch: int, filter: Any) -> list[Result]:
-        vector = self.embedder.embed_query(query)
-        store_dim = self.store.dimension()
-        if store_dim is not None and store_dim != len(vector):
-            raise DimensionMismatchError(store_dim=store_dim, embedder_dim=len(vector))
+        vector = embed_query(self.embedder, self.store, query)
         return list(self.store.search(self.namespace, vector, top_k=fetch, filter=filter))
 
     def retrieve(self, query: str, *, top_k: int | None = None, threshold: float | None = None, filter: Any = None) -> list[Result]:

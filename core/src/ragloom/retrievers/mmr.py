@@ -20,14 +20,11 @@ from cattrs.gen import make_dict_structure_fn
 
 from ragloom.config import converter
 from ragloom.embedders.base import embed_in_batches
-from ragloom.errors import ConfigError, DimensionMismatchError
+from ragloom.errors import ConfigError
 from ragloom.filters import combine, parse_filter
+from ragloom.retrievers.base import check_filter, embed_query
 from ragloom.stores.base import VECTORS, normalize_rows
 from ragloom.types import Result
-
-
-def _check_filter(_instance: Any, _attribute: Any, value: Any) -> None:
-    parse_filter(value)
 
 
 def _unit_interval(_instance: Any, attribute: Any, value: float) -> None:
@@ -41,7 +38,7 @@ class MMRConfig:
 
     top_k: int = attrs.field(default=5, validator=attrs.validators.gt(0))
     threshold: float | None = None
-    filter: dict[str, Any] | None = attrs.field(default=None, validator=_check_filter)
+    filter: dict[str, Any] | None = attrs.field(default=None, validator=check_filter)
     fetch_k: int | None = attrs.field(default=None, validator=attrs.validators.optional(attrs.validators.gt(0)))
     lambda_mult: float = attrs.field(default=0.5, validator=_unit_interval)
 
@@ -120,10 +117,7 @@ class MMRRetriever:
         if not 0.0 <= lam <= 1.0:
             raise ConfigError(f"lambda must be between 0 and 1, got {lam!r}")
         fetch = max(c.fetch_k if c.fetch_k is not None else 3 * k, k)
-        query_vector = self.embedder.embed_query(query)
-        store_dim = self.store.dimension()
-        if store_dim is not None and store_dim != len(query_vector):
-            raise DimensionMismatchError(store_dim=store_dim, embedder_dim=len(query_vector))
+        query_vector = embed_query(self.embedder, self.store, query)
         candidates = list(self.store.search(self.namespace, query_vector, top_k=fetch, filter=combine(self._filter, filter)))
         if cutoff is not None:
             candidates = [r for r in candidates if r.score >= cutoff]

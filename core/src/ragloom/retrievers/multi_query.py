@@ -25,6 +25,7 @@ import attrs
 
 from ragloom.errors import ConfigError
 from ragloom.filters import combine, parse_filter
+from ragloom.retrievers.base import check_filter
 from ragloom.types import Result
 
 logger = logging.getLogger(__name__)
@@ -38,10 +39,6 @@ DEFAULT_PROMPT = (
 _MARKER = re.compile(r"^\s*(?:[-*\u2022]+|\(?\d+[.)\]:]|[a-z][.)])\s+", re.IGNORECASE)
 
 Expander = Callable[[str], Sequence[str]]
-
-
-def _check_filter(_instance: Any, _attribute: Any, value: Any) -> None:
-    parse_filter(value)
 
 
 def _check_base(_instance: Any, attribute: Any, value: dict[str, Any]) -> None:
@@ -62,7 +59,7 @@ class MultiQueryConfig:
 
     top_k: int = attrs.field(default=5, validator=attrs.validators.gt(0))
     threshold: float | None = None
-    filter: dict[str, Any] | None = attrs.field(default=None, validator=_check_filter)
+    filter: dict[str, Any] | None = attrs.field(default=None, validator=check_filter)
     max_queries: int = attrs.field(default=3, validator=attrs.validators.ge(0))
     base: dict[str, Any] = attrs.field(factory=lambda: {"type": "similarity"}, validator=_check_base)
     prompt: str = attrs.field(default=DEFAULT_PROMPT, validator=_check_prompt)

@@ -6,13 +6,9 @@ from typing import Any
 
 import attrs
 
-from ragloom.errors import DimensionMismatchError
 from ragloom.filters import combine, parse_filter
+from ragloom.retrievers.base import check_filter, embed_query
 from ragloom.types import Result
-
-
-def _check_filter(_instance: Any, _attribute: Any, value: Any) -> None:
-    parse_filter(value)
 
 
 @attrs.frozen(kw_only=True)
@@ -21,7 +17,7 @@ class SimilarityConfig:
 
     top_k: int = attrs.field(default=5, validator=attrs.validators.gt(0))
     threshold: float | None = None
-    filter: dict[str, Any] | None = attrs.field(default=None, validator=_check_filter)
+    filter: dict[str, Any] | None = attrs.field(default=None, validator=check_filter)
 
 
 class SimilarityRetriever:
@@ -38,10 +34,7 @@ class SimilarityRetriever:
         """Nearest chunks by cosine similarity."""
         k = top_k if top_k is not None else self.config.top_k
         cutoff = threshold if threshold is not None else self.config.threshold
-        vector = self.embedder.embed_query(query)
-        store_dim = self.store.dimension()
-        if store_dim is not None and store_dim != len(vector):
-            raise DimensionMismatchError(store_dim=store_dim, embedder_dim=len(vector))
+        vector = embed_query(self.embedder, self.store, query)
         results = self.store.search(self.namespace, vector, top_k=k, filter=combine(self._filter, filter))
         if cutoff is not None:
             results = [r for r in results if r.score >= cutoff]

@@ -262,12 +262,15 @@ class MemoryStore:
                 return []
             # one matrix-vector product over every row, then pick the candidates:
             # avoids copying the candidate rows of the matrix on each query
-            scores = (self._vectors[: self._size] @ normalize_rows(query))[rows]
-            chunks = [self._chunks[r] for r in rows.tolist()]
-        k = min(top_k, len(scores))
-        best = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))
-        order = best[np.lexsort((best, -scores[best]))]
-        return [_to_result(chunks[i], float(scores[i])) for i in order.tolist()]  # type: ignore[arg-type]
+            scores = self._vectors[: self._size] @ normalize_rows(query)
+            if len(rows) < self._size:
+                scores = scores[rows]
+            k = min(top_k, len(scores))
+            best = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))
+            order = best[np.lexsort((best, -scores[best]))]
+            # only the top-k rows become Python objects (not every candidate row)
+            hits = [(self._chunks[int(rows[i])], float(scores[i])) for i in order.tolist()]
+        return [_to_result(chunk, score) for chunk, score in hits]  # type: ignore[arg-type]
 
     def keyword_search(self, namespace: str, query: str, *, top_k: int, filter: FilterNode | None = None) -> list[Result]:
         """Top-k visible chunks by BM25, best first (only chunks with a query term)."""
