@@ -24,7 +24,7 @@ def tables(page: Path) -> list[list[dict[str, str]]]:
             if header is None:
                 header = cells
             elif not set("".join(cells)) <= set("-: "):
-                current.append(dict(zip(header, cells)))
+                current.append(dict(zip(header, cells, strict=False)))
         elif header is not None:
             found.append(current)
             current, header = [], None

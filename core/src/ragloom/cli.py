@@ -74,7 +74,7 @@ def _print_json(data: Any) -> None:
 
 def _display_path(source: str) -> str:
     try:
-        return os.path.relpath(source) if os.path.isabs(source) and not source.startswith("..") else source
+        return os.path.relpath(source) if os.path.isabs(source) else source
     except ValueError:  # different drive on Windows
         return source
 

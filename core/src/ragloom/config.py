@@ -12,6 +12,7 @@ from __future__ import annotations
 import difflib
 import os
 import sys
+import types
 import typing
 from pathlib import Path
 from typing import Any, Literal
@@ -36,6 +37,7 @@ if typing.TYPE_CHECKING:
     from ragloom.plugins import Registry
 
 _MISSING = object()
+_UNION_ORIGINS = (typing.Union, getattr(types, "UnionType", typing.Union))  # X | Y is types.UnionType on 3.10+
 
 
 # --------------------------------------------------------------------------- secrets
@@ -116,7 +118,7 @@ def _type_name(tp: Any) -> str:
     origin = typing.get_origin(tp)
     if origin is Literal:
         return "one of " + ", ".join(repr(a) for a in typing.get_args(tp))
-    if origin in (typing.Union, getattr(__import__("types"), "UnionType", None)):
+    if origin in _UNION_ORIGINS:
         args = [a for a in typing.get_args(tp) if a is not type(None)]
         return " or ".join(_type_name(a) for a in args)
     if origin in (list, tuple, typing.Sequence, set, frozenset):
@@ -178,7 +180,7 @@ def _describe(exc: BaseException, value: Any, path: str, expected: Any, lines: l
 
 def _is_sequence_type(tp: Any) -> bool:
     origin = typing.get_origin(tp)
-    if origin in (typing.Union, getattr(__import__("types"), "UnionType", None)):
+    if origin in _UNION_ORIGINS:
         return any(_is_sequence_type(arg) for arg in typing.get_args(tp) if arg is not type(None))
     return origin in (list, tuple, typing.Sequence, set, frozenset) or tp in (list, tuple)
 

@@ -184,9 +184,11 @@ def _compare(op: str, actual: Any, expected: Any) -> bool:
 
 
 def _same(a: Any, b: Any) -> bool:
-    if isinstance(a, bool) or isinstance(b, bool):
-        return isinstance(a, bool) and isinstance(b, bool) and a == b
-    return type(a) is type(b) and a == b or (isinstance(a, (int, float)) and isinstance(b, (int, float)) and a == b)
+    """Equality without Python's cross-type coercions, except int == float."""
+    numbers = (int, float)
+    if isinstance(a, numbers) and isinstance(b, numbers) and not isinstance(a, bool) and not isinstance(b, bool):
+        return a == b
+    return type(a) is type(b) and a == b
 
 
 def _match_tags(op: str, tags: tuple[str, ...], value: Any) -> bool:

@@ -48,11 +48,12 @@ ProgressCallback = Callable[[Progress], None]
 
 @attrs.define
 class _Tally:
+    """The mutable counterpart of IngestResult while an ingest runs."""
+
     documents: int = 0
     chunks: int = 0
     unchanged: int = 0
     removed: int = 0
-    embedded: int = 0
     sources: int = 0
     unchanged_sources: int = 0
     removed_sources: list[str] = attrs.field(factory=list)
@@ -60,18 +61,8 @@ class _Tally:
     failed: list[Failure] = attrs.field(factory=list)
 
     def result(self) -> IngestResult:
-        return IngestResult(
-            documents=self.documents,
-            chunks=self.chunks,
-            unchanged=self.unchanged,
-            removed=self.removed,
-            embedded=self.embedded,
-            sources=self.sources,
-            unchanged_sources=self.unchanged_sources,
-            removed_sources=tuple(self.removed_sources),
-            skipped=tuple(self.skipped),
-            failed=tuple(self.failed),
-        )
+        counts = {k: tuple(v) if isinstance(v, list) else v for k, v in attrs.asdict(self, recurse=False).items()}
+        return IngestResult(embedded=self.chunks, **counts)  # every written chunk was embedded
 
 
 class Pipeline:
@@ -344,7 +335,6 @@ class _SourceWriter:
         self.staged = True
         self.pipeline.store.write(self.pipeline.namespace, self.generation, chunks, vectors)
         self.tally.chunks += len(chunks)
-        self.tally.embedded += len(chunks)
         self.pipeline._count("chunks_written", len(chunks))
 
     def finish(self) -> None:

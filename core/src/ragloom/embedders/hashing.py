@@ -72,21 +72,28 @@ class HashEmbedder:
         signs = np.where((hashes >> np.uint64(31)) & np.uint64(1), -1.0, 1.0)
         return buckets, (signs * np.asarray(weights)).astype(np.float32)
 
-    def _embed_one(self, text: str, out: np.ndarray) -> None:
+    def _text_features(self, text: str) -> tuple[np.ndarray, np.ndarray]:
+        """Buckets and weights of every feature of one text (sublinear term frequency)."""
         stop = self._stopwords
         counts = Counter(w for w in _WORD.findall(text.lower()) if w not in stop)
-        for word, count in counts.items():
-            buckets, weights = self._features(word)
-            np.add.at(out, buckets, weights * (1.0 + math.log(count)))
-        norm = float(np.linalg.norm(out))
-        if norm > 0:
-            out /= norm
+        if not counts:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+        features = [self._features(word) for word in counts]
+        scale = np.repeat([1.0 + math.log(count) for count in counts.values()], [len(b) for b, _ in features])
+        return np.concatenate([b for b, _ in features]), np.concatenate([w for _, w in features]) * scale
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
-        """One normalised row per text."""
+        """One normalised row per text: one ``bincount`` per batch, no per-feature Python loop."""
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for i, text in enumerate(texts):
-            self._embed_one(text, out[i])
+        for start in range(0, len(texts), 256):  # bounds the float64 scratch space
+            part = [self._text_features(text) for text in texts[start : start + 256]]
+            rows = np.repeat(np.arange(len(part)), [len(b) for b, _ in part])
+            flat = rows * self.dim + np.concatenate([b for b, _ in part])
+            sums = np.bincount(flat, weights=np.concatenate([w for _, w in part]), minlength=len(part) * self.dim)
+            out[start : start + len(part)] = sums.reshape(len(part), self.dim)
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        norms[norms == 0] = 1.0
+        out /= norms
         return out
 
     def embed_query(self, text: str) -> np.ndarray:
