@@ -286,3 +286,16 @@ def test_loader_error_about_another_source_keeps_the_finished_source(tmp_path: P
     with pytest.raises(LoaderError):
         pipeline.ingest_documents(broken_page())
     assert "https://site.example/p9" not in pipeline.sources()
+
+
+def test_another_embedder_model_re_embeds_everything(corpus: Path) -> None:
+    """The embedder's model id is part of the content hash (any embedder: the pipeline reads model_id)."""
+    store = MemoryStore()
+    first = Pipeline.builder().embedder("hash", dim=64).store(store).build()
+    assert first.ingest(corpus).embedded > 0
+    same = Pipeline.builder().embedder("hash", dim=64).store(store).build()
+    assert same.ingest(corpus).embedded == 0
+    other = Pipeline.builder().embedder("hash", dim=64, ngram_weight=0.0).store(store).build()
+    assert other.embedder.model_id != first.embedder.model_id
+    again = other.ingest(corpus)
+    assert again.unchanged == 0 and again.embedded == store.count("default")

@@ -92,6 +92,15 @@ def test_a_code_block_larger_than_size_is_cut_at_lines() -> None:
     assert all(text[b - 1] == ")" or text[b - 3 : b] == "```" or text[a:b] == "# Code" for a, b in spans), "cuts fall at line ends"
 
 
+def test_a_table_larger_than_size_is_cut_at_row_ends() -> None:
+    table = "| id | name |\n|----|------|\n" + "".join(f"| {i} | lamp {i} |\n" for i in range(30))
+    text = "# Parts\n\n" + table
+    spans = MarkdownChunker(MarkdownConfig(size=60)).spans(text)
+    check_spans(text, spans, 60)
+    assert len(spans) > 3
+    assert all(text[b - 1] == "|" or text[a:b] == "# Parts" for a, b in spans), "cuts fall at row ends"
+
+
 def test_chunks_never_cross_sections_and_overlap_stays_inside() -> None:
     text = "# A\n\n" + "Alpha words here. " * 10 + "\n\n# B\n\n" + "Beta words here. " * 10
     chunker = MarkdownChunker(MarkdownConfig(size=80, overlap=30))
