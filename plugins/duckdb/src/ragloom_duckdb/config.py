@@ -26,6 +26,6 @@ class DuckDBStoreConfig:
     m: int = attrs.field(default=16, validator=[attrs.validators.ge(2), attrs.validators.le(256)])
     ef_construction: int = attrs.field(default=128, validator=[attrs.validators.ge(1), attrs.validators.le(10_000)])
     ef_search: int = attrs.field(default=256, validator=[attrs.validators.ge(1), attrs.validators.le(10_000)])
-    hnsw_min_chunks: int = attrs.field(default=20_000, validator=attrs.validators.ge(0))
+    hnsw_min_chunks: int = attrs.field(default=100_000, validator=attrs.validators.ge(0))
     threads: int | None = attrs.field(default=None, validator=attrs.validators.optional(attrs.validators.ge(1)))
     bm25: BM25Config = attrs.field(factory=BM25Config)

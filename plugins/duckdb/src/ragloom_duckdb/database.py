@@ -12,6 +12,8 @@ from __future__ import annotations
 import glob
 import os
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +78,11 @@ class Database:
         self.mirror: Any = None
         self.keyword: dict[str, Any] = {}
         self.hnsw_ready = False
+        #: row ids written by this process per (namespace, source, generation), until committed
+        self.staged: dict[tuple[str, str, int], list[Any]] = {}
+        #: sources whose first row in the file came from this process's writes of a generation:
+        #: committing that generation has no older rows to relabel or delete
+        self.fresh: dict[tuple[str, str], int] = {}
         self._local = threading.local()
         config: dict[str, Any] = {}
         if threads is not None:
@@ -119,6 +126,19 @@ class Database:
             self.con.execute(f"LOAD {_quote(extension_path('vss'))}")
             self.con.execute("SET GLOBAL hnsw_enable_experimental_persistence = true")
             self.vss_loaded = True
+
+    @contextmanager
+    def single_threaded(self, cursor: Any) -> Iterator[None]:
+        """Run a bulk insert and its commit on one DuckDB thread (~1.3x faster than two in bench/duckdb)."""
+        threads = cursor.execute("SELECT current_setting('threads')").fetchone()[0]
+        if int(threads) == 1:
+            yield
+            return
+        cursor.execute("SET GLOBAL threads = 1")
+        try:
+            yield
+        finally:
+            cursor.execute(f"SET GLOBAL threads = {int(threads)}")
 
     def cursor(self) -> Any:
         """This thread's cursor (DuckDB connections are not shared between threads)."""

@@ -407,7 +407,7 @@ class DuckDBStore:
                 }
             )
             staged = {c.source for c in chunks}
-            with self._transaction(cursor):
+            with self._db.single_threaded(cursor), self._transaction(cursor):
                 if db.dim is None:
                     cursor.execute(chunks_ddl(dim))
                     cursor.execute(VISIBLE_VIEW_DDL)
@@ -417,8 +417,13 @@ class DuckDBStore:
                     cursor.execute(f"INSERT INTO chunks SELECT {', '.join(CHUNK_COLUMNS)} FROM ragloom_batch")
                 finally:
                     cursor.unregister("ragloom_batch")
-                for source in sorted(staged):
-                    self._bump_generation(cursor, namespace, source, generation)
+                created = [source for source in sorted(staged) if self._bump_generation(cursor, namespace, source, generation)]
+            for source in created:
+                db.fresh[(namespace, source)] = generation
+            batch_sources = np.asarray([c.source for c in chunks], dtype=object)
+            for source in staged:
+                ids = row_ids if len(staged) == 1 else row_ids[batch_sources == source]
+                db.staged.setdefault((namespace, source, generation), []).append(ids)
             if db.dim is None:
                 db.dim = dim
                 self._ensure_hnsw(cursor)
@@ -430,7 +435,8 @@ class DuckDBStore:
                 ]
                 db.mirror.append(row_ids, namespace, False, normalized, payloads)
 
-    def _bump_generation(self, cursor: Any, namespace: str, source: str, generation: int, *, commit: bool = False) -> None:
+    def _bump_generation(self, cursor: Any, namespace: str, source: str, generation: int, *, commit: bool = False) -> bool:
+        """Record ``generation`` in the source's row; True when the row had to be created."""
         assignment = "generation = ?, " if commit else ""
         params = [generation] if commit else []
         updated = cursor.execute(
@@ -438,10 +444,10 @@ class DuckDBStore:
             "WHERE namespace = ? AND source = ? RETURNING 1",
             [*params, generation, namespace, source],
         ).fetchall()
-        if not updated:
-            cursor.execute(
-                "INSERT INTO sources VALUES (?, ?, ?, ?)", [namespace, source, generation if commit else 0, generation]
-            )
+        if updated:
+            return False
+        cursor.execute("INSERT INTO sources VALUES (?, ?, ?, ?)", [namespace, source, generation if commit else 0, generation])
+        return True
 
     def commit_source(self, namespace: str, source: str, generation: int, keep_document_ids: Collection[str] = ()) -> int:
         """Atomically make ``generation`` visible, keep the listed documents, delete the rest of the source."""
@@ -452,19 +458,28 @@ class DuckDBStore:
             dropped: list[int] = []
             shown: list[int] = []
             removed = 0
+            db = self._db
+            written = db.staged.pop((namespace, source, generation), None)
+            # a source first created by this generation's writes has no older rows to relabel or delete
+            fresh = db.fresh.pop((namespace, source), None) == generation and written is not None
             with self._transaction(cursor):
-                if self._has_chunks():
+                if self._has_chunks() and fresh:
+                    shown = np.concatenate(written).tolist()  # type: ignore[arg-type]
+                elif self._has_chunks():
                     row = cursor.execute(
                         "SELECT generation FROM sources WHERE namespace = ? AND source = ?", [namespace, source]
                     ).fetchone()
                     current = int(row[0]) if row else 0
-                    shown = [
-                        r[0]
-                        for r in cursor.execute(
-                            "SELECT row_id FROM chunks WHERE namespace = ? AND source = ? AND generation = ?",
-                            [namespace, source, generation],
-                        ).fetchall()
-                    ]
+                    if written is not None:
+                        shown = np.concatenate(written).tolist()
+                    else:
+                        shown = [
+                            r[0]
+                            for r in cursor.execute(
+                                "SELECT row_id FROM chunks WHERE namespace = ? AND source = ? AND generation = ?",
+                                [namespace, source, generation],
+                            ).fetchall()
+                        ]
                     if keep and current:
                         cursor.execute(
                             "UPDATE chunks SET generation = ? WHERE namespace = ? AND source = ? AND generation = ? "
@@ -486,6 +501,9 @@ class DuckDBStore:
         if self.config.read_only or not self._has_chunks():
             return
         with self._db.lock, self._errors(f"aborting {source}"):
+            self._db.staged.pop((namespace, source, generation), None)
+            if self._db.fresh.get((namespace, source)) == generation:
+                del self._db.fresh[(namespace, source)]
             cursor = self._cursor()
             gone = cursor.execute(
                 "DELETE FROM chunks WHERE namespace = ? AND source = ? AND generation = ? AND generation <> coalesce("
@@ -524,7 +542,9 @@ class DuckDBStore:
         if self.config.read_only or self.path == ":memory:":
             return
         with self._db.lock, self._errors("checkpoint"):
-            self._cursor().execute("CHECKPOINT")
+            cursor = self._cursor()
+            with self._db.single_threaded(cursor):
+                cursor.execute("CHECKPOINT")
 
     def close(self) -> None:
         """Release the file (the last store object of the process closes it)."""
