@@ -67,7 +67,7 @@ def main() -> None:
     models = tables(DOCS / "models.md")[0]
     bars(models, "system", "nDCG@10", "BEIR SciFact nDCG@10 with all-MiniLM-L6-v2", DOCS / "models.png")
     duckdb = [r for r in tables(DOCS / "duckdb.md")[0] if r["vectors"].startswith("100k")]
-    bars(duckdb, "method", "ms / query", "Top-10 exact search latency, 100k x 384 (lower is better)", DOCS / "duckdb.png")
+    bars(duckdb, "method", "ms / query", "Top-10 search latency, 100k x 384 (lower is better)", DOCS / "duckdb.png")
     html = tables(DOCS / "loaders.md")[0]
     bars(html, "extractor", "MB/s", "HTML text extraction throughput (higher is better)", DOCS / "loaders.png")
 
