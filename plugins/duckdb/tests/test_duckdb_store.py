@@ -331,3 +331,17 @@ def test_first_and_repeated_commits_keep_the_read_caches_in_step(tmp_path: Path)
     with DuckDBStore(path=tmp_path / "c.duckdb") as reopened:  # the file agrees with the caches
         assert reopened.count("n") == len(hits)
         assert sorted(r.text for r in reopened.keyword_search("n", "alpha", top_k=10)) == texts
+
+
+def test_a_generation_written_across_two_openings_commits_whole(tmp_path: Path) -> None:
+    # rows staged through an earlier opening of the file are committed and searchable with the rest
+    path = tmp_path / "two.duckdb"
+    rng = np.random.default_rng(8)
+    with DuckDBStore(path=path) as store:
+        store.write("n", 1, make_chunks("/a.md", 2, texts=["lamp one", "lamp two"]), rng.standard_normal((2, 8)).astype(np.float32))
+    with DuckDBStore(path=path) as store:
+        store.search("n", rng.standard_normal(8).astype(np.float32), top_k=1)  # loads the vector cache with the staged rows
+        store.write("n", 1, make_chunks("/a.md", 1, part="b", texts=["lamp three"]), rng.standard_normal((1, 8)).astype(np.float32))
+        store.commit_source("n", "/a.md", 1)
+        assert len(store.search("n", rng.standard_normal(8).astype(np.float32), top_k=10)) == 3
+        assert len(store.keyword_search("n", "lamp", top_k=10)) == 3

@@ -460,7 +460,8 @@ class DuckDBStore:
             removed = 0
             db = self._db
             written = db.staged.pop((namespace, source, generation), None)
-            # a source first created by this generation's writes has no older rows to relabel or delete
+            # a source whose first row came from this generation's writes through this opening of the
+            # file has no older rows to relabel or delete, and ``written`` lists all of its rows
             fresh = db.fresh.pop((namespace, source), None) == generation and written is not None
             with self._transaction(cursor):
                 if self._has_chunks() and fresh:
@@ -470,16 +471,15 @@ class DuckDBStore:
                         "SELECT generation FROM sources WHERE namespace = ? AND source = ?", [namespace, source]
                     ).fetchone()
                     current = int(row[0]) if row else 0
-                    if written is not None:
-                        shown = np.concatenate(written).tolist()
-                    else:
-                        shown = [
-                            r[0]
-                            for r in cursor.execute(
-                                "SELECT row_id FROM chunks WHERE namespace = ? AND source = ? AND generation = ?",
-                                [namespace, source, generation],
-                            ).fetchall()
-                        ]
+                    # the file, not this process's record: rows of this generation may have been
+                    # written through an earlier opening of the file
+                    shown = [
+                        r[0]
+                        for r in cursor.execute(
+                            "SELECT row_id FROM chunks WHERE namespace = ? AND source = ? AND generation = ?",
+                            [namespace, source, generation],
+                        ).fetchall()
+                    ]
                     if keep and current:
                         cursor.execute(
                             "UPDATE chunks SET generation = ? WHERE namespace = ? AND source = ? AND generation = ? "
