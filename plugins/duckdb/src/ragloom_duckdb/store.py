@@ -214,7 +214,7 @@ class DuckDBStore:
             ).fetchone() if self._sources_table(cursor) else None
             generation, highest = (int(row[0]), int(row[1])) if row else (0, 0)
             documents: dict[str, str] = {}
-            if self._has_chunks():
+            if self._has_chunks() and generation:  # nothing committed, nothing visible: no scan
                 documents = dict(
                     cursor.execute(
                         "SELECT document_id, any_value(content_hash) FROM visible_chunks "
