@@ -38,5 +38,4 @@ def test_hnsw_recall_on_minilm_vectors_at_default_settings(tmp_path: Path) -> No
     assert vectors.shape == (1500, 384)
     config = DuckDBStoreConfig(index="hnsw", hnsw_min_chunks=1000)  # default m, ef_construction, ef_search
     recall = sample.hnsw_recall(tmp_path / "minilm.duckdb", chunks, vectors, query_vectors, config)
-    print(f"MiniLM HNSW recall@10 {recall:.3f}")
     assert recall >= 0.95, recall

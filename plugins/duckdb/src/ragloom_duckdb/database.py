@@ -17,6 +17,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import attrs
+import numpy as np
+
 from ragloom.errors import StoreError
 
 SCHEMA_NAME = "ragloom-duckdb"
@@ -33,6 +36,14 @@ SETTINGS = (
     "SET GLOBAL checkpoint_threshold = '256MB'",
     "SET GLOBAL late_materialization_max_rows = 0",
 )
+
+@attrs.define
+class StagedRows:
+    """Row ids one generation of a source was written with, batch by batch."""
+
+    created_source: bool
+    row_ids: list[np.ndarray] = attrs.field(factory=list)
+
 
 _OPEN: dict[str, Database] = {}
 _OPEN_LOCK = threading.Lock()
@@ -78,11 +89,9 @@ class Database:
         self.mirror: Any = None
         self.keyword: dict[str, Any] = {}
         self.hnsw_ready = False
-        #: row ids written by this process per (namespace, source, generation), until committed
-        self.staged: dict[tuple[str, str, int], list[Any]] = {}
-        #: sources whose first row in the file came from this process's writes of a generation:
-        #: committing that generation has no older rows to relabel or delete
-        self.fresh: dict[tuple[str, str], int] = {}
+        #: per (namespace, source, generation) written through this opening and not yet committed:
+        #: its row ids, and whether those writes created the source (then they are all of its rows)
+        self.staged: dict[tuple[str, str, int], StagedRows] = {}
         self._local = threading.local()
         config: dict[str, Any] = {}
         if threads is not None:
@@ -103,6 +112,7 @@ class Database:
         try:
             for setting in SETTINGS:
                 self.con.execute(setting)
+            self.threads = int(self.con.execute("SELECT current_setting('threads')").fetchone()[0])
             if load_vss:
                 self.load_vss()
             if path != ":memory:":
@@ -130,15 +140,14 @@ class Database:
     @contextmanager
     def single_threaded(self, cursor: Any) -> Iterator[None]:
         """Run a bulk insert and its commit on one DuckDB thread (~1.3x faster than two in bench/duckdb)."""
-        threads = cursor.execute("SELECT current_setting('threads')").fetchone()[0]
-        if int(threads) == 1:
+        if self.threads == 1:
             yield
             return
         cursor.execute("SET GLOBAL threads = 1")
         try:
             yield
         finally:
-            cursor.execute(f"SET GLOBAL threads = {int(threads)}")
+            cursor.execute(f"SET GLOBAL threads = {self.threads}")
 
     def cursor(self) -> Any:
         """This thread's cursor (DuckDB connections are not shared between threads)."""

@@ -31,7 +31,7 @@ from ragloom.keyword import BM25Index
 from ragloom.stores.base import KEYWORD_SEARCH, VECTORS, SourceState, check_write, normalize_rows
 from ragloom.types import Chunk, Result
 from ragloom_duckdb.config import DuckDBStoreConfig
-from ragloom_duckdb.database import SCHEMA_VERSION, Database, acquire, release
+from ragloom_duckdb.database import SCHEMA_VERSION, Database, StagedRows, acquire, release
 from ragloom_duckdb.mirror import Payload, VectorMirror
 from ragloom_duckdb.schema import CHUNK_COLUMNS, VISIBLE_VIEW_DDL, chunks_ddl, open_schema
 from ragloom_duckdb.sqlfilter import filter_sql
@@ -418,12 +418,10 @@ class DuckDBStore:
                 finally:
                     cursor.unregister("ragloom_batch")
                 created = [source for source in sorted(staged) if self._bump_generation(cursor, namespace, source, generation)]
-            for source in created:
-                db.fresh[(namespace, source)] = generation
             batch_sources = np.asarray([c.source for c in chunks], dtype=object)
             for source in staged:
-                ids = row_ids if len(staged) == 1 else row_ids[batch_sources == source]
-                db.staged.setdefault((namespace, source, generation), []).append(ids)
+                record = db.staged.setdefault((namespace, source, generation), StagedRows(created_source=source in created))
+                record.row_ids.append(row_ids if len(staged) == 1 else row_ids[batch_sources == source])
             if db.dim is None:
                 db.dim = dim
                 self._ensure_hnsw(cursor)
@@ -460,12 +458,10 @@ class DuckDBStore:
             removed = 0
             db = self._db
             written = db.staged.pop((namespace, source, generation), None)
-            # a source whose first row came from this generation's writes through this opening of the
-            # file has no older rows to relabel or delete, and ``written`` lists all of its rows
-            fresh = db.fresh.pop((namespace, source), None) == generation and written is not None
             with self._transaction(cursor):
-                if self._has_chunks() and fresh:
-                    shown = np.concatenate(written).tolist()  # type: ignore[arg-type]
+                if self._has_chunks() and written is not None and written.created_source:
+                    # the source's first rows came from these writes: nothing older to relabel or delete
+                    shown = np.concatenate(written.row_ids).tolist()
                 elif self._has_chunks():
                     row = cursor.execute(
                         "SELECT generation FROM sources WHERE namespace = ? AND source = ?", [namespace, source]
@@ -502,8 +498,6 @@ class DuckDBStore:
             return
         with self._db.lock, self._errors(f"aborting {source}"):
             self._db.staged.pop((namespace, source, generation), None)
-            if self._db.fresh.get((namespace, source)) == generation:
-                del self._db.fresh[(namespace, source)]
             cursor = self._cursor()
             gone = cursor.execute(
                 "DELETE FROM chunks WHERE namespace = ? AND source = ? AND generation = ? AND generation <> coalesce("
