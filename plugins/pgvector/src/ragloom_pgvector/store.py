@@ -1,0 +1,772 @@
+"""The ``pgvector`` store: ragloom's chunks, vectors and BM25 postings in PostgreSQL.
+
+Many processes share one database. A write session holds one pooled
+connection and one transaction until it flushes; each staged source inserts its
+rows (binary ``COPY``) into that transaction, and its commit deletes the rest of
+the source in the same transaction, so readers (PostgreSQL snapshots) see a
+source's old rows or its new ones, never both and never none. Before a stage
+writes, it takes the transaction-scoped advisory lock of ``(namespace,
+source)``: two processes re-ingesting one source run one after the other, and
+the second one's commit drops whatever the first left, so exactly one
+generation survives. A session that must wait for a lock while it holds others
+flushes first, so writers never wait on each other in a cycle.
+
+See :mod:`ragloom_pgvector.schema` for the tables and
+:mod:`ragloom_pgvector.keyword` for BM25.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from collections.abc import Collection, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import attrs
+import numpy as np
+
+from ragloom.analysis import Analyzer
+from ragloom.errors import DimensionMismatchError, RagloomError, StoreError
+from ragloom.filters import FilterNode
+from ragloom.stores.base import KEYWORD_SEARCH, VECTORS, SourceState, check_write, normalize_rows
+from ragloom.types import Chunk, Result
+from ragloom_pgvector import schema as schema_mod
+from ragloom_pgvector.config import PgVectorStoreConfig
+from ragloom_pgvector.keyword import BM25_SQL, TermKeys, postings_copy, query_terms
+from ragloom_pgvector.schema import SCHEMA_VERSION, qualified
+from ragloom_pgvector.sqlfilter import filter_sql
+
+__all__ = ["SCHEMA_VERSION", "PgVectorSession", "PgVectorStage", "PgVectorStore"]
+
+_log = logging.getLogger(__name__)
+
+_RESULT_COLUMNS = "c.chunk_id, c.document_id, c.text, c.source, c.metadata, c.start_offset, c.end_offset, c.tags"
+_COPY_COLUMNS = (
+    "row_id, namespace, source, generation, document_id, chunk_id, chunk_index, text, start_offset, end_offset, "
+    "metadata, tags, content_hash, metadata_hash, doc_length, vector"
+)
+_COPY_TYPES = ["int8", "text", "text", "int8", "text", "text", "int4", "text", "int8", "int8", "jsonb", "text[]", "text", "text", "int4", "vector"]
+_HAS_METADATA_STATE = "metadata" in attrs.fields_dict(SourceState)
+
+
+def _state(generation: int, next_generation: int, documents: dict[str, str], metadata: dict[str, str]) -> SourceState:
+    if _HAS_METADATA_STATE:
+        return SourceState(generation=generation, next_generation=next_generation, documents=documents, metadata=metadata)
+    return SourceState(generation=generation, next_generation=next_generation, documents=documents)  # pragma: no cover
+
+
+def source_lock_key(namespace: str, source: str) -> int:
+    """The advisory-lock key of ``(namespace, source)`` (signed 64 bits)."""
+    digest = hashlib.blake2b(f"{namespace}\x00{source}".encode(), digest_size=8, person=b"ragloomsrc").digest()
+    return int.from_bytes(digest, "big", signed=True)
+
+
+def _result(row: Sequence[Any], score: float) -> Result:
+    chunk_id, document_id, text, source, metadata, start, end, tags = row[:8]
+    return Result(
+        chunk_id=chunk_id,
+        document_id=document_id,
+        text=text,
+        score=float(score),
+        source=source,
+        metadata=metadata if isinstance(metadata, dict) else json.loads(metadata or "{}"),
+        span=(int(start), int(end)),
+        tags=tuple(tags or ()),
+    )
+
+
+class PgVectorStore:
+    """A Store in a PostgreSQL database with the pgvector extension, shared by many processes."""
+
+    def __init__(self, config: PgVectorStoreConfig | None = None, *, dsn: str | None = None):
+        import psycopg
+        from psycopg_pool import ConnectionPool
+
+        self.config = config or PgVectorStoreConfig()
+        self.schema = self.config.schema
+        self._dsn = dsn if dsn is not None else self.config.dsn.get()
+        self._closed = False
+        self._pool: Any = None
+        self.capabilities: frozenset[str] = frozenset({VECTORS, KEYWORD_SEARCH} if self.config.keyword else {VECTORS})
+        self._analyzer = Analyzer(self.config.bm25.analyzer)
+        self._term_keys = TermKeys()
+        self._where = "PostgreSQL store"
+        try:
+            with psycopg.connect(self._dsn, autocommit=True, connect_timeout=int(self.config.connect_timeout)) as conn:
+                info = conn.info
+                self._where = f"PostgreSQL store {info.user}@{info.host or 'localhost'}/{info.dbname} schema {self.schema}"
+                with conn.transaction():
+                    schema_mod.ensure_extension(conn.cursor(), create=self.config.create_extension)
+                with conn.transaction():
+                    cursor = conn.cursor()
+                    self.schema_version, self._dim = schema_mod.migrate(cursor, self.schema)
+                if self.config.index == "hnsw" and self._dim is not None:
+                    self._build_hnsw(conn)
+        except RagloomError:
+            raise
+        except psycopg.Error as exc:
+            raise StoreError(f"{self._where}: cannot open ({_pg_message(exc)})") from exc
+        self._pool = ConnectionPool(
+            self._dsn,
+            min_size=self.config.pool_min,
+            max_size=self.config.pool_max,
+            kwargs={"autocommit": True, "connect_timeout": int(self.config.connect_timeout)},
+            configure=_configure,
+            check=ConnectionPool.check_connection,
+            timeout=self.config.connect_timeout,
+            name=f"ragloom-{self.schema}",
+            open=True,
+        )
+
+    # ------------------------------------------------------------------ plumbing
+
+    def _sql(self, template: str) -> Any:
+        return qualified(self.schema, template)
+
+    @contextmanager
+    def _errors(self, action: str) -> Iterator[None]:
+        import psycopg
+        from psycopg_pool import PoolTimeout
+
+        try:
+            yield
+        except RagloomError:
+            raise
+        except PoolTimeout as exc:
+            raise StoreError(f"{self._where}: {action} failed: no database connection within {self.config.connect_timeout:g} s ({exc})") from exc
+        except psycopg.Error as exc:
+            raise StoreError(f"{self._where}: {action} failed: {_pg_message(exc)}") from exc
+
+    @contextmanager
+    def _connection(self) -> Iterator[Any]:
+        if self._closed:
+            raise StoreError(f"{self._where} is closed")
+        with self._pool.connection() as conn:
+            yield conn
+
+    def _build_hnsw(self, conn: Any) -> None:
+        with conn.transaction():
+            cursor = conn.cursor()
+            if schema_mod.hnsw_index_exists(cursor, self.schema):
+                return
+            _log.info("%s: building the HNSW index (m=%d, ef_construction=%d)", self._where, self.config.m, self.config.ef_construction)
+            cursor.execute("SET LOCAL maintenance_work_mem = '512MB'")
+            schema_mod.create_hnsw_index(cursor, self.schema, m=self.config.m, ef_construction=self.config.ef_construction)
+
+    def _ensure_dimension(self, dim: int, conn: Any | None = None) -> None:
+        """Check ``dim`` against the store; the first write adds the vector column (and the HNSW index)."""
+        if self._dim is None:
+            if conn is None:
+                with self._connection() as own, own.transaction():
+                    self._dim = self._add_vector_column(own, dim)
+            else:
+                self._dim = self._add_vector_column(conn, dim)
+        if self._dim != dim:
+            raise DimensionMismatchError(store_dim=self._dim, embedder_dim=dim, where=self._where)
+
+    def _add_vector_column(self, conn: Any, dim: int) -> int:
+        cursor = conn.cursor()
+        stored = schema_mod.add_vector_column(cursor, self.schema, dim)
+        if self.config.index == "hnsw" and stored == dim:
+            schema_mod.create_hnsw_index(cursor, self.schema, m=self.config.m, ef_construction=self.config.ef_construction)
+        return stored
+
+    def _refresh_dimension(self, conn: Any) -> int | None:
+        if self._dim is None:
+            row = conn.execute(self._sql("SELECT value FROM {s}.meta WHERE key = 'dimension'")).fetchone()
+            self._dim = int(row[0]) if row else None
+        return self._dim
+
+    def _check_query(self, vector: np.ndarray, conn: Any) -> np.ndarray | None:
+        query = np.asarray(vector, dtype=np.float32).reshape(-1)
+        dim = self._refresh_dimension(conn)
+        if dim is None:
+            return None
+        if query.shape[0] != dim:
+            raise DimensionMismatchError(store_dim=dim, embedder_dim=query.shape[0], where=self._where)
+        return normalize_rows(query)
+
+    # ------------------------------------------------------------------ reads
+
+    def dimension(self) -> int | None:
+        """Dimension of the stored vectors, or None while nothing was ever written."""
+        if self._dim is None and not self._closed:
+            with self._errors("reading the dimension"), self._connection() as conn:
+                self._refresh_dimension(conn)
+        return self._dim
+
+    def source_states(self, namespace: str, sources: Sequence[str]) -> dict[str, SourceState]:
+        """Committed generation and document hashes of many sources, in one query."""
+        wanted = list(dict.fromkeys(sources))
+        if not wanted:
+            return {}
+        with self._errors("reading source states"), self._connection() as conn:
+            rows = conn.execute(
+                self._sql(
+                    "SELECT w.source, coalesce(s.generation, 0), d.document_id, d.content_hash, d.metadata_hash, "
+                    "(SELECT last_value + 1 FROM {s}.generations) "
+                    "FROM unnest(%(sources)s::text[]) AS w(source) "
+                    "LEFT JOIN {s}.sources s ON s.namespace = %(ns)s AND s.source = w.source "
+                    "LEFT JOIN LATERAL (SELECT DISTINCT ON (c.document_id) c.document_id, c.content_hash, c.metadata_hash "
+                    "FROM {s}.chunks c WHERE c.namespace = %(ns)s AND c.source = w.source) d ON true"
+                ),
+                {"sources": wanted, "ns": namespace},
+            ).fetchall()
+        found: dict[str, tuple[int, int, dict[str, str], dict[str, str]]] = {}
+        for source, generation, document_id, content, meta, sequence in rows:
+            entry = found.setdefault(source, (int(generation), int(sequence), {}, {}))
+            if document_id is not None:
+                entry[2][document_id] = content
+                entry[3][document_id] = meta
+        return {
+            source: _state(generation, max(generation + 1, sequence, 1), documents, metadata)
+            for source, (generation, sequence, documents, metadata) in found.items()
+        }
+
+    def source_state(self, namespace: str, source: str) -> SourceState:
+        """The committed state of one source."""
+        return self.source_states(namespace, [source])[source]
+
+    def plan(self, namespace: str, filter: FilterNode | None = None, *, exact: bool = False) -> str:
+        """Which path ``search`` takes: ``"hnsw"`` or ``"exact"``."""
+        if exact or filter is not None or self.config.index != "hnsw":
+            return "exact"
+        return "hnsw" if self.count(namespace) >= max(self.config.hnsw_min_chunks, 1) else "exact"
+
+    def search(
+        self, namespace: str, vector: np.ndarray, *, top_k: int, filter: FilterNode | None = None, exact: bool = False, ef_search: int | None = None
+    ) -> list[Result]:
+        """Top-k committed chunks by cosine similarity, best first.
+
+        HNSW answers unfiltered searches of a namespace with at least
+        ``hnsw_min_chunks`` chunks (``ef_search`` per query via ``SET LOCAL``);
+        filtered, smaller or ``exact=True`` searches scan exactly.
+        """
+        where, params = filter_sql(filter, prefix="c.")
+        with self._errors("search"), self._connection() as conn:
+            query = self._check_query(vector, conn)
+            if query is None or top_k <= 0:
+                return []
+            with conn.transaction():
+                if not exact and filter is None and self.config.index == "hnsw":
+                    total = self._count(conn, namespace)
+                    if total >= max(self.config.hnsw_min_chunks, 1):
+                        results = self._search_hnsw(conn, namespace, query, top_k, total, ef_search or self.config.ef_search)
+                        if results is not None:
+                            return results
+                rows = conn.execute(
+                    self._sql(
+                        f"SELECT {_RESULT_COLUMNS}, 1 - (c.vector <=> %s::vector) AS score FROM {{s}}.chunks c "
+                        f"WHERE c.namespace = %s AND {where} ORDER BY (c.vector <=> %s::vector) + 0, c.row_id LIMIT %s"
+                    ),
+                    [query, namespace, *params, query, int(top_k)],
+                ).fetchall()
+        return [_result(row, row[8]) for row in rows]
+
+    def _search_hnsw(self, conn: Any, namespace: str, query: np.ndarray, top_k: int, total: int, ef_search: int) -> list[Result] | None:
+        """HNSW answer, or None when too few of the index's candidates belong to the namespace."""
+        wanted = min(top_k, total)
+        ef = max(int(ef_search), top_k)
+        while True:
+            conn.execute(f"SET LOCAL hnsw.ef_search = {min(ef, 1000)}")
+            rows = conn.execute(
+                self._sql(
+                    f"SELECT {_RESULT_COLUMNS}, 1 - (c.vector <=> %s::vector) AS score FROM {{s}}.chunks c "
+                    "WHERE c.namespace = %s ORDER BY c.vector <=> %s::vector LIMIT %s"
+                ),
+                [query, namespace, query, int(top_k)],
+            ).fetchall()
+            if len(rows) >= wanted:
+                return [_result(row, row[8]) for row in rows]
+            if ef >= 1000:
+                return None
+            ef *= 4
+
+    def keyword_search(self, namespace: str, query: str, *, top_k: int, filter: FilterNode | None = None) -> list[Result]:
+        """Top-k committed chunks by BM25, best first (only chunks containing a query term)."""
+        if not self.config.keyword:
+            raise StoreError(f"{self._where}: keyword search is off (keyword = false)")
+        terms, weights = query_terms(self._analyzer, self._term_keys, namespace, query)
+        if top_k <= 0 or not terms:
+            return []
+        where, params = filter_sql(filter, prefix="c.")
+        named = {f"f{i}": value for i, value in enumerate(params)}
+        where = _named(where, len(params))
+        statement = BM25_SQL.replace("{columns}", _RESULT_COLUMNS).replace("{where}", where)
+        with self._errors("keyword search"), self._connection() as conn:
+            rows = conn.execute(
+                self._sql(statement),
+                {
+                    "terms": terms,
+                    "weights": weights,
+                    "namespace": namespace,
+                    "k1": float(self.config.bm25.k1),
+                    "b": float(self.config.bm25.b),
+                    "top_k": int(top_k),
+                    **named,
+                },
+            ).fetchall()
+        return [_result(row, row[8]) for row in rows]
+
+    def get_vectors(self, namespace: str, chunk_ids: Sequence[str]) -> np.ndarray:
+        """Stored (normalised) vectors of committed chunks, in the order asked."""
+        wanted = list(chunk_ids)
+        with self._errors("reading vectors"), self._connection() as conn:
+            dim = self._refresh_dimension(conn)
+            if dim is None:
+                if wanted:
+                    raise StoreError(f"unknown chunk id(s): {', '.join(wanted[:5])}")
+                return np.zeros((0, 0), dtype=np.float32)
+            rows = conn.execute(
+                self._sql("SELECT chunk_id, vector FROM {s}.chunks WHERE namespace = %s AND chunk_id = ANY(%s::text[])"),
+                [namespace, wanted],
+            ).fetchall()
+        position = {cid: np.asarray(vec.to_numpy() if hasattr(vec, "to_numpy") else vec, dtype=np.float32) for cid, vec in rows}
+        missing = [cid for cid in wanted if cid not in position]
+        if missing:
+            raise StoreError(f"unknown chunk id(s) in namespace {namespace!r}: {', '.join(missing[:5])}")
+        if not wanted:
+            return np.zeros((0, dim), dtype=np.float32)
+        return np.stack([position[cid] for cid in wanted])
+
+    def sources(self, namespace: str) -> list[str]:
+        """Sources with committed chunks, sorted."""
+        with self._errors("listing sources"), self._connection() as conn:
+            rows = conn.execute(
+                self._sql('SELECT source FROM {s}.sources WHERE namespace = %s AND chunks > 0 ORDER BY source COLLATE "C"'), [namespace]
+            ).fetchall()
+        return [r[0] for r in rows]
+
+    def _count(self, conn: Any, namespace: str) -> int:
+        row = conn.execute(self._sql("SELECT coalesce(sum(chunks), 0) FROM {s}.sources WHERE namespace = %s"), [namespace]).fetchone()
+        return int(row[0])
+
+    def count(self, namespace: str) -> int:
+        """Committed chunks in the namespace."""
+        with self._errors("counting"), self._connection() as conn:
+            return self._count(conn, namespace)
+
+    def stats(self, namespace: str) -> dict[str, Any]:
+        """Chunks, sources and documents of the namespace; dimension, index, table sizes."""
+        with self._errors("stats"), self._connection() as conn:
+            chunks, sources = conn.execute(
+                self._sql("SELECT coalesce(sum(chunks), 0), count(*) FILTER (WHERE chunks > 0) FROM {s}.sources WHERE namespace = %s"), [namespace]
+            ).fetchone()
+            documents = conn.execute(
+                self._sql("SELECT count(*) FROM (SELECT DISTINCT source, document_id FROM {s}.chunks WHERE namespace = %s) d"), [namespace]
+            ).fetchone()[0]
+            sizes = dict(
+                conn.execute(
+                    "SELECT c.relname, pg_total_relation_size(c.oid) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                    "WHERE n.nspname = %s AND c.relkind = 'r'",
+                    [self.schema],
+                ).fetchall()
+            )
+            hnsw = schema_mod.hnsw_index_exists(conn.cursor(), self.schema)
+            dim = self._refresh_dimension(conn)
+        return {
+            "chunks": int(chunks),
+            "sources": int(sources),
+            "documents": int(documents),
+            "dimension": dim,
+            "index": "hnsw" if hnsw else "exact",
+            "schema": self.schema,
+            "schema_version": self.schema_version,
+            "table_bytes": int(sizes.get("chunks", 0)),
+            "postings_bytes": int(sizes.get("postings", 0)),
+            "total_bytes": int(sum(sizes.values())),
+        }
+
+    # ------------------------------------------------------------------ writes
+
+    def session(self, namespace: str) -> PgVectorSession:
+        """A write session holding one connection and one transaction per flush."""
+        if self._closed:
+            raise StoreError(f"{self._where} is closed")
+        return PgVectorSession(self, namespace)
+
+    def delete(self, namespace: str, filter: FilterNode | None) -> int:
+        """Delete committed chunks matching ``filter`` (None: the whole namespace); return the count."""
+        where, params = filter_sql(filter, prefix="c.")
+        with self._errors("delete"), self._connection() as conn, conn.transaction():
+            touched = [
+                r[0]
+                for r in conn.execute(
+                    self._sql(f"SELECT DISTINCT c.source FROM {{s}}.chunks c WHERE c.namespace = %s AND {where}"), [namespace, *params]
+                ).fetchall()
+            ]
+            if not touched:
+                return 0
+            for key in sorted(source_lock_key(namespace, s) for s in touched):
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", [key])
+            gone = conn.execute(
+                self._sql(
+                    f"WITH gone AS (DELETE FROM {{s}}.chunks c WHERE c.namespace = %s AND {where} RETURNING c.row_id), "
+                    "p AS (DELETE FROM {s}.postings p USING gone WHERE p.row_id = gone.row_id) SELECT count(*) FROM gone"
+                ),
+                [namespace, *params],
+            ).fetchone()[0]
+            self._recount(conn, namespace, touched)
+            return int(gone)
+
+    def _recount(self, conn: Any, namespace: str, sources: Sequence[str], generation: int | None = None) -> None:
+        """Bring ``sources`` rows in step with the chunks (``generation``: the one just committed)."""
+        conn.execute(
+            self._sql(
+                "INSERT INTO {s}.sources AS t (namespace, source, generation, chunks, total_length) "
+                "SELECT %(ns)s, w.source, coalesce(%(gen)s, 0), coalesce(n.chunks, 0), coalesce(n.total, 0) "
+                "FROM unnest(%(sources)s::text[]) AS w(source) LEFT JOIN LATERAL ("
+                "SELECT count(*) AS chunks, sum(doc_length) AS total FROM {s}.chunks c WHERE c.namespace = %(ns)s AND c.source = w.source) n ON true "
+                "ON CONFLICT (namespace, source) DO UPDATE SET chunks = excluded.chunks, total_length = excluded.total_length, "
+                "generation = CASE WHEN %(gen)s::bigint IS NOT NULL THEN %(gen)s::bigint WHEN excluded.chunks = 0 THEN 0 ELSE t.generation END"
+            ),
+            {"ns": namespace, "sources": list(sources), "gen": generation},
+        )
+
+    def build_index(self) -> None:
+        """Build the HNSW index now (``index = "hnsw"``), e.g. after a bulk load with ``index = "exact"``."""
+        with self._errors("building the HNSW index"), self._connection() as conn:
+            if self._refresh_dimension(conn) is not None:
+                self._build_hnsw(conn)
+
+    def close(self) -> None:
+        """Close the connection pool."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._pool is not None:
+            self._pool.close()
+
+    def __enter__(self) -> PgVectorStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"PgVectorStore(schema={self.schema!r}, index={self.config.index!r})"
+
+
+class PgVectorSession:
+    """One connection, one transaction per flush; see the module docstring for locking."""
+
+    def __init__(self, store: PgVectorStore, namespace: str):
+        self.store = store
+        self.namespace = namespace
+        self._conn: Any = None
+        self._in_transaction = False
+        self._locked: set[int] = set()
+        self._open: dict[int, PgVectorStage] = {}
+        self._closed = False
+        self._broken: str | None = None
+        with store._errors("opening a write session"):
+            self._conn = store._pool.getconn()
+
+    # ------------------------------------------------------------------ plumbing
+
+    @contextmanager
+    def _errors(self, action: str) -> Iterator[None]:
+        import psycopg
+
+        if self._closed:
+            raise StoreError(f"{self.store._where}: cannot {action}: the write session is closed")
+        if self._broken is not None:
+            raise StoreError(f"{self.store._where}: cannot {action}: {self._broken}")
+        try:
+            yield
+        except RagloomError:
+            raise
+        except psycopg.Error as exc:
+            lost = self._conn is None or self._conn.closed or isinstance(exc, psycopg.OperationalError)
+            self._broken = (
+                "an earlier database error ended this session's transaction "
+                f"({_pg_message(exc)}); the sources committed since the last flush keep their old generation"
+            )
+            self._rollback()
+            what = "the connection to PostgreSQL was lost" if lost else "the database refused it"
+            raise StoreError(
+                f"{self.store._where}: {action} failed, {what}: {_pg_message(exc)}; the sources not yet flushed keep their old generation (retry the ingest)"
+            ) from exc
+
+    def _rollback(self) -> None:
+        self._in_transaction = False
+        self._locked.clear()
+        try:
+            if self._conn is not None and not self._conn.closed:
+                self._conn.rollback()
+        except Exception:  # noqa: BLE001 - the connection is already gone; the pool discards it
+            pass
+
+    def _begin(self) -> Any:
+        if not self._in_transaction:
+            self._conn.execute("BEGIN")
+            self._in_transaction = True
+        return self._conn
+
+    def _lock(self, source: str) -> None:
+        """Take ``(namespace, source)``'s advisory lock without ever waiting while holding another."""
+        key = source_lock_key(self.namespace, source)
+        if key in self._locked:
+            return
+        conn = self._begin()
+        if conn.execute("SELECT pg_try_advisory_xact_lock(%s)", [key]).fetchone()[0]:
+            self._locked.add(key)
+            return
+        if self._locked and not any(stage._wrote for stage in self._open.values()):
+            self._commit()
+            conn = self._begin()
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", [key])
+        self._locked.add(key)
+
+    def _commit(self) -> None:
+        if self._in_transaction:
+            self._conn.execute("COMMIT")
+        self._in_transaction = False
+        self._locked.clear()
+
+    # ------------------------------------------------------------------ protocol
+
+    def stage(self, source: str, state: SourceState | None = None) -> PgVectorStage:
+        """Start a new generation of ``source`` (a generation number no run ever had)."""
+        if state is None:
+            state = self.store.source_states(self.namespace, [source])[source]
+        with self._errors(f"staging {source}"):
+            generation = int(
+                self._conn.execute(
+                    self.store._sql("SELECT CASE WHEN v >= %s THEN v ELSE setval('{s}.generations', %s) END FROM nextval('{s}.generations') v"),
+                    [state.next_generation, state.next_generation],
+                ).fetchone()[0]
+            )
+        stage = PgVectorStage(self, source, generation, state)
+        self._open[id(stage)] = stage
+        return stage
+
+    def flush(self) -> None:
+        """Commit the transaction: every source committed so far becomes durable and visible."""
+        with self._errors("flushing"):
+            if any(stage._wrote for stage in self._open.values()):
+                return  # a stage still writing keeps the transaction open; close() commits it
+            self._commit()
+
+    def close(self) -> None:
+        """Abort open stages, commit the rest, give the connection back."""
+        if self._closed:
+            return
+        try:
+            for stage in list(self._open.values()):
+                stage.abort()
+            if self._broken is None:
+                self.flush()
+        finally:
+            self._closed = True
+            if self._in_transaction:
+                self._rollback()
+            if self._conn is not None:
+                self.store._pool.putconn(self._conn)
+                self._conn = None
+
+    def __enter__(self) -> PgVectorSession:
+        return self
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        if exc_type is None:
+            self.close()
+            return
+        try:
+            self.close()
+        except StoreError:
+            _log.warning("closing a write session after an error failed", exc_info=True)
+
+
+class PgVectorStage:
+    """A new generation of one source, staged in the session's transaction."""
+
+    def __init__(self, session: PgVectorSession, source: str, generation: int, state: SourceState):
+        self.source = source
+        self.generation = generation
+        self.state = state
+        self._session = session
+        self._keep: set[str] = set()
+        self._carried: set[str] = set()
+        self._wrote = False
+        self._done = False
+
+    def _check(self, action: str) -> None:
+        if self._done:
+            raise StoreError(f"cannot {action}: the stage of {self.source} (generation {self.generation}) is already closed")
+
+    def _start(self) -> Any:
+        """The session's connection inside its transaction, holding this source's lock."""
+        session = self._session
+        if not self._wrote:
+            session._lock(self.source)
+            self._wrote = True
+        return session._conn
+
+    def write(self, chunks: Sequence[Chunk], vectors: np.ndarray) -> None:
+        """COPY the chunks (binary) and their BM25 postings into the transaction."""
+        self._check("write")
+        array = check_write(chunks, vectors)
+        _check_sources(self.source, chunks)
+        if not chunks:
+            return
+        session, store = self._session, self._session.store
+        with session._errors(f"writing {len(chunks)} chunks of {self.source}"):
+            store._ensure_dimension(int(array.shape[1]), session._conn if session._in_transaction else None)
+            conn = self._start()
+            normalized = normalize_rows(array)
+            row_ids = _row_ids(conn, store, len(chunks))
+            texts = [c.text for c in chunks]
+            if store.config.keyword:
+                data, lengths = postings_copy(store._analyzer, store._term_keys, session.namespace, texts, row_ids)
+            else:
+                data, lengths = b"", np.zeros(len(chunks), dtype=np.int64)
+            from psycopg.types.json import Jsonb
+
+            cursor = conn.cursor()
+            with cursor.copy(store._sql(f"COPY {{s}}.chunks ({_COPY_COLUMNS}) FROM STDIN (FORMAT BINARY)")) as copy:
+                copy.set_types(_COPY_TYPES)
+                namespace, generation = session.namespace, self.generation
+                for i, chunk in enumerate(chunks):
+                    copy.write_row(
+                        (
+                            int(row_ids[i]), namespace, chunk.source, generation, chunk.document_id, chunk.id, chunk.index,
+                            chunk.text, chunk.start, chunk.end, Jsonb(chunk.metadata, dumps=_dumps),
+                            list(chunk.tags), chunk.content_hash, getattr(chunk, "metadata_hash", ""), int(lengths[i]), normalized[i],
+                        )
+                    )
+            if data:
+                with cursor.copy(store._sql("COPY {s}.postings (term_key, row_id, tf, dl) FROM STDIN (FORMAT BINARY)")) as copy:
+                    copy.write(data)
+
+    def keep(self, document_ids: Collection[str]) -> None:
+        """Documents whose stored chunks stay as they are."""
+        self._check("keep documents")
+        self._keep.update(document_ids)
+
+    def update_metadata(self, chunks: Sequence[Chunk]) -> None:
+        """Copy stored chunks (vector, text, postings) into this generation with new metadata."""
+        self._check("update metadata")
+        _check_sources(self.source, chunks)
+        if not chunks:
+            return
+        session, store = self._session, self._session.store
+        with session._errors(f"updating the metadata of {len(chunks)} chunks of {self.source}"):
+            conn = self._start()
+            row_ids = _row_ids(conn, store, len(chunks))
+            copied = conn.execute(
+                store._sql(
+                    "WITH u AS (SELECT * FROM unnest(%(ids)s::text[], %(rows)s::bigint[], %(idx)s::int[], %(starts)s::bigint[], "
+                    "%(ends)s::bigint[], %(meta)s::jsonb[], %(tags)s::text[], %(ch)s::text[], %(mh)s::text[]) "
+                    "AS u(chunk_id, row_id, chunk_index, start_offset, end_offset, metadata, tags, content_hash, metadata_hash)), "
+                    "old AS (SELECT DISTINCT ON (c.chunk_id) c.* FROM {s}.chunks c JOIN u USING (chunk_id) "
+                    "WHERE c.namespace = %(ns)s AND c.source = %(source)s AND c.generation <> %(gen)s ORDER BY c.chunk_id, c.row_id DESC), "
+                    "ins AS (INSERT INTO {s}.chunks (row_id, namespace, source, generation, document_id, chunk_id, chunk_index, text, "
+                    "start_offset, end_offset, metadata, tags, content_hash, metadata_hash, doc_length, vector) "
+                    "SELECT u.row_id, old.namespace, old.source, %(gen)s, old.document_id, old.chunk_id, u.chunk_index, old.text, "
+                    "u.start_offset, u.end_offset, u.metadata, coalesce(string_to_array(u.tags, chr(31)), ARRAY[]::text[]), u.content_hash, u.metadata_hash, old.doc_length, old.vector "
+                    "FROM u JOIN old USING (chunk_id) RETURNING row_id), "
+                    "post AS (INSERT INTO {s}.postings (term_key, row_id, tf, dl) SELECT p.term_key, u.row_id, p.tf, p.dl "
+                    "FROM u JOIN old USING (chunk_id) JOIN {s}.postings p ON p.row_id = old.row_id) "
+                    "SELECT count(*) FROM ins"
+                ),
+                {
+                    "ids": [c.id for c in chunks],
+                    "rows": row_ids.tolist(),
+                    "idx": [c.index for c in chunks],
+                    "starts": [c.start for c in chunks],
+                    "ends": [c.end for c in chunks],
+                    "meta": [json.dumps(c.metadata, ensure_ascii=False, default=str) for c in chunks],
+                    "tags": ["\x1f".join(c.tags) if c.tags else None for c in chunks],
+                    "ch": [c.content_hash for c in chunks],
+                    "mh": [getattr(c, "metadata_hash", "") for c in chunks],
+                    "ns": session.namespace,
+                    "source": self.source,
+                    "gen": self.generation,
+                },
+            ).fetchone()[0]
+            if copied != len({c.id for c in chunks}):
+                raise StoreError(f"update_metadata of {self.source}: {len(chunks) - copied} chunk id(s) are not stored for this source")
+        self._carried.update(c.document_id for c in chunks)
+
+    def commit(self) -> int:
+        """Drop the rest of the source in the transaction; visible when the session flushes."""
+        self._check("commit")
+        session, store = self._session, self._session.store
+        try:
+            with session._errors(f"committing {self.source}"):
+                conn = self._start()
+                removed = conn.execute(
+                    store._sql(
+                        "WITH gone AS (DELETE FROM {s}.chunks c WHERE c.namespace = %(ns)s AND c.source = %(source)s "
+                        "AND c.generation <> %(gen)s AND NOT (c.document_id = ANY(%(keep)s::text[])) RETURNING c.row_id, c.document_id), "
+                        "p AS (DELETE FROM {s}.postings p USING gone WHERE p.row_id = gone.row_id) "
+                        "SELECT count(*) FILTER (WHERE NOT (document_id = ANY(%(carried)s::text[]))) FROM gone"
+                    ),
+                    {"ns": session.namespace, "source": self.source, "gen": self.generation, "keep": sorted(self._keep), "carried": sorted(self._carried)},
+                ).fetchone()[0]
+                store._recount(conn, session.namespace, [self.source], self.generation)
+        finally:
+            self._done = True
+            self._wrote = False
+            session._open.pop(id(self), None)
+        return int(removed)
+
+    def abort(self) -> None:
+        """Delete this stage's rows from the transaction; the old generation stays whole."""
+        if self._done:
+            return
+        session = self._session
+        self._done = True
+        session._open.pop(id(self), None)
+        if not self._wrote or session._broken is not None or session._closed:
+            return
+        self._wrote = False
+        try:
+            with session._errors(f"aborting {self.source}"):
+                session._conn.execute(
+                    session.store._sql(
+                        "WITH gone AS (DELETE FROM {s}.chunks WHERE namespace = %s AND source = %s AND generation = %s RETURNING row_id) "
+                        "DELETE FROM {s}.postings p USING gone WHERE p.row_id = gone.row_id"
+                    ),
+                    [session.namespace, self.source, self.generation],
+                )
+        except StoreError:
+            _log.warning("aborting %s failed; its rows go with the rolled-back transaction", self.source, exc_info=True)
+
+
+def _row_ids(conn: Any, store: PgVectorStore, count: int) -> np.ndarray:
+    rows = conn.execute(store._sql("SELECT nextval('{s}.row_ids') FROM generate_series(1, %s)"), [count]).fetchall()
+    return np.fromiter((r[0] for r in rows), dtype=np.int64, count=count)
+
+
+def _check_sources(source: str, chunks: Sequence[Chunk]) -> None:
+    stray = next((c.source for c in chunks if c.source != source), None)
+    if stray is not None:
+        raise StoreError(f"a chunk of {stray!r} was staged for the source {source!r}")
+
+
+def _named(where: str, count: int) -> str:
+    """Turn the ``%s`` placeholders of a filter into ``%(fN)s`` (the BM25 query binds by name)."""
+    parts = where.split("%s")
+    if len(parts) != count + 1:
+        raise StoreError("internal error: filter placeholders do not match their parameters")
+    return "".join(part + (f"%(f{i})s" if i < count else "") for i, part in enumerate(parts))
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _configure(conn: Any) -> None:
+    from pgvector.psycopg import register_vector
+
+    register_vector(conn)
+
+
+def _pg_message(exc: Exception) -> str:
+    diag = getattr(exc, "diag", None)
+    primary = getattr(diag, "message_primary", None) if diag is not None else None
+    return (primary or str(exc) or type(exc).__name__).strip().splitlines()[0]
