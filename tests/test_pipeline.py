@@ -256,13 +256,18 @@ def test_vectors_are_unit_length(corpus: Path) -> None:
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
 
 
-def test_volatile_metadata_does_not_change_the_content_hash() -> None:
-    from ragloom import Document, content_hash
+def test_volatile_metadata_does_not_change_the_metadata_hash() -> None:
+    from ragloom import Document, content_hash, metadata_hash
 
     first = Document.create("same page", "https://example.org/", metadata={"fetched_at": "2026-01-01T00:00:00Z", "title": "T"})
     later = Document.create("same page", "https://example.org/", metadata={"fetched_at": "2026-02-01T00:00:00Z", "title": "T"})
     retitled = Document.create("same page", "https://example.org/", metadata={"fetched_at": "2026-02-01T00:00:00Z", "title": "U"})
-    assert content_hash(first, "c", "e") == content_hash(later, "c", "e") != content_hash(retitled, "c", "e")
+    assert metadata_hash(first) == metadata_hash(later) != metadata_hash(retitled)
+    # the content hash covers text, chunker and embedder only: metadata and tags never re-embed
+    tagged = Document.create("same page", "https://example.org/", tags=["beta"])
+    assert content_hash(first, "c", "e") == content_hash(retitled, "c", "e") == content_hash(tagged, "c", "e")
+    assert content_hash(first, "c", "e") != content_hash(first, "c2", "e") != content_hash(first, "c", "e2")
+    assert metadata_hash(tagged) != metadata_hash(Document.create("same page", "https://example.org/"))
 
 
 def test_loader_error_about_another_source_keeps_the_finished_source(tmp_path: Path) -> None:
