@@ -50,10 +50,18 @@ def pg(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PgServer]:
 
     pgdata: Path = tmp_path_factory.mktemp("pgdata")
     server = pgserver.get_server(pgdata, cleanup_mode="delete")
+    handle = PgServer(server.get_uri(), server)
+    # a throwaway test server: durability to the disk is not under test (a killed client is)
+    for setting in ("fsync = off", "synchronous_commit = off", "full_page_writes = off"):
+        handle.execute(f"ALTER SYSTEM SET {setting}")
+    handle.execute("SELECT pg_reload_conf()")
     try:
-        yield PgServer(server.get_uri(), server)
+        yield handle
     finally:
-        server.cleanup()
+        try:
+            server.cleanup()
+        except Exception:  # noqa: BLE001 - pgserver races with a server that already stopped
+            pass
 
 
 @pytest.fixture
@@ -61,4 +69,4 @@ def pg_schema(pg: PgServer) -> Iterator[str]:
     """A fresh schema name, dropped after the test."""
     name = f"t_{os.getpid()}_{next(_counter)}"
     yield name
-    pg.execute(f"DROP SCHEMA IF EXISTS {name} CASCADE")
+    pg.execute(f"SET lock_timeout = '20s'; DROP SCHEMA IF EXISTS {name} CASCADE")

@@ -26,10 +26,14 @@ class PgVectorStoreConfig:
     (``postgresql://user:password@host/db``); a password is never written in
     TOML. ``schema`` is the PostgreSQL schema holding ragloom's tables (one
     schema serves every namespace: namespaces are a column). ``index =
-    "hnsw"`` keeps a pgvector HNSW index (``vector_cosine_ops``, ``m``,
-    ``ef_construction``) used for unfiltered searches of a namespace holding at
-    least ``hnsw_min_chunks`` chunks with ``SET LOCAL hnsw.ef_search``; smaller,
-    filtered or ``exact=True`` searches scan exactly. ``keyword`` keeps BM25
+    "hnsw"`` answers unfiltered searches of a namespace holding at least
+    ``hnsw_min_chunks`` chunks through a pgvector HNSW index
+    (``vector_cosine_ops``, ``m``, ``ef_construction``; ``ef_search`` per query
+    with ``SET LOCAL``); smaller, filtered or ``exact=True`` searches scan
+    exactly. The index is built when a store opens on a table holding at least
+    ``hnsw_min_chunks`` chunks, or by ``PgVectorStore.build_index()`` (after a
+    bulk load); from then on every insert maintains it. ``hnsw_min_chunks = 0``
+    creates it with the table. ``keyword`` keeps BM25
     postings in the database (the ``keyword_search`` capability).
     """
 

@@ -20,11 +20,12 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import time
+import weakref
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-import attrs
 import numpy as np
 
 from ragloom.analysis import Analyzer
@@ -48,13 +49,9 @@ _COPY_COLUMNS = (
     "metadata, tags, content_hash, metadata_hash, doc_length, vector"
 )
 _COPY_TYPES = ["int8", "text", "text", "int8", "text", "text", "int4", "text", "int8", "int8", "jsonb", "text[]", "text", "text", "int4", "vector"]
-_HAS_METADATA_STATE = "metadata" in attrs.fields_dict(SourceState)
-
 
 def _state(generation: int, next_generation: int, documents: dict[str, str], metadata: dict[str, str]) -> SourceState:
-    if _HAS_METADATA_STATE:
-        return SourceState(generation=generation, next_generation=next_generation, documents=documents, metadata=metadata)
-    return SourceState(generation=generation, next_generation=next_generation, documents=documents)  # pragma: no cover
+    return SourceState(generation=generation, next_generation=next_generation, documents=documents, metadata=metadata)
 
 
 def source_lock_key(namespace: str, source: str) -> int:
@@ -93,6 +90,9 @@ class PgVectorStore:
         self._analyzer = Analyzer(self.config.bm25.analyzer)
         self._term_keys = TermKeys()
         self._where = "PostgreSQL store"
+        self._sessions: weakref.WeakSet[PgVectorSession] = weakref.WeakSet()
+        self._hnsw_checked = -1e9
+        self._hnsw_ready = False
         try:
             with psycopg.connect(self._dsn, autocommit=True, connect_timeout=int(self.config.connect_timeout)) as conn:
                 info = conn.info
@@ -103,7 +103,9 @@ class PgVectorStore:
                     cursor = conn.cursor()
                     self.schema_version, self._dim = schema_mod.migrate(cursor, self.schema)
                 if self.config.index == "hnsw" and self._dim is not None:
-                    self._build_hnsw(conn)
+                    rows = conn.execute(self._sql("SELECT coalesce(sum(chunks), 0) FROM {s}.sources")).fetchone()[0]
+                    if rows >= max(self.config.hnsw_min_chunks, 1):
+                        self._build_hnsw(conn)
         except RagloomError:
             raise
         except psycopg.Error as exc:
@@ -154,6 +156,7 @@ class PgVectorStore:
             _log.info("%s: building the HNSW index (m=%d, ef_construction=%d)", self._where, self.config.m, self.config.ef_construction)
             cursor.execute("SET LOCAL maintenance_work_mem = '512MB'")
             schema_mod.create_hnsw_index(cursor, self.schema, m=self.config.m, ef_construction=self.config.ef_construction)
+            cursor.execute(self._sql("ANALYZE {s}.chunks"))
 
     def _ensure_dimension(self, dim: int, conn: Any | None = None) -> None:
         """Check ``dim`` against the store; the first write adds the vector column (and the HNSW index)."""
@@ -169,7 +172,8 @@ class PgVectorStore:
     def _add_vector_column(self, conn: Any, dim: int) -> int:
         cursor = conn.cursor()
         stored = schema_mod.add_vector_column(cursor, self.schema, dim)
-        if self.config.index == "hnsw" and stored == dim:
+        if self.config.index == "hnsw" and self.config.hnsw_min_chunks == 0:
+            # an index from the first row on: every insert maintains it (slower ingest, no build step)
             schema_mod.create_hnsw_index(cursor, self.schema, m=self.config.m, ef_construction=self.config.ef_construction)
         return stored
 
@@ -203,17 +207,20 @@ class PgVectorStore:
         if not wanted:
             return {}
         with self._errors("reading source states"), self._connection() as conn:
-            rows = conn.execute(
-                self._sql(
-                    "SELECT w.source, coalesce(s.generation, 0), d.document_id, d.content_hash, d.metadata_hash, "
-                    "(SELECT last_value + 1 FROM {s}.generations) "
-                    "FROM unnest(%(sources)s::text[]) AS w(source) "
-                    "LEFT JOIN {s}.sources s ON s.namespace = %(ns)s AND s.source = w.source "
-                    "LEFT JOIN LATERAL (SELECT DISTINCT ON (c.document_id) c.document_id, c.content_hash, c.metadata_hash "
-                    "FROM {s}.chunks c WHERE c.namespace = %(ns)s AND c.source = w.source) d ON true"
-                ),
-                {"sources": wanted, "ns": namespace},
-            ).fetchall()
+            return self._source_states(conn, namespace, wanted)
+
+    def _source_states(self, conn: Any, namespace: str, wanted: list[str]) -> dict[str, SourceState]:
+        rows = conn.execute(
+            self._sql(
+                "SELECT w.source, coalesce(s.generation, 0), d.document_id, d.content_hash, d.metadata_hash, "
+                "(SELECT last_value + 1 FROM {s}.generations) "
+                "FROM unnest(%(sources)s::text[]) AS w(source) "
+                "LEFT JOIN {s}.sources s ON s.namespace = %(ns)s AND s.source = w.source "
+                "LEFT JOIN LATERAL (SELECT DISTINCT ON (c.document_id) c.document_id, c.content_hash, c.metadata_hash "
+                "FROM {s}.chunks c WHERE c.namespace = %(ns)s AND c.source = w.source) d ON true"
+            ),
+            {"sources": wanted, "ns": namespace},
+        ).fetchall()
         found: dict[str, tuple[int, int, dict[str, str], dict[str, str]]] = {}
         for source, generation, document_id, content, meta, sequence in rows:
             entry = found.setdefault(source, (int(generation), int(sequence), {}, {}))
@@ -229,11 +236,61 @@ class PgVectorStore:
         """The committed state of one source."""
         return self.source_states(namespace, [source])[source]
 
+    def _has_hnsw(self, conn: Any) -> bool:
+        """Whether the HNSW index exists (a missing one is looked for again every 10 s)."""
+        if not self._hnsw_ready and time.monotonic() - self._hnsw_checked > 10:
+            self._hnsw_checked = time.monotonic()
+            self._hnsw_ready = schema_mod.hnsw_index_exists(conn.cursor(), self.schema)
+        return self._hnsw_ready
+
+    def _uses_hnsw(self, conn: Any, namespace: str, filter: FilterNode | None, exact: bool) -> int:
+        """The namespace's chunk count when HNSW should answer, else 0."""
+        if exact or filter is not None or self.config.index != "hnsw" or not self._has_hnsw(conn):
+            return 0
+        total = self._count(conn, namespace)
+        return total if total >= max(self.config.hnsw_min_chunks, 1) else 0
+
     def plan(self, namespace: str, filter: FilterNode | None = None, *, exact: bool = False) -> str:
         """Which path ``search`` takes: ``"hnsw"`` or ``"exact"``."""
-        if exact or filter is not None or self.config.index != "hnsw":
-            return "exact"
-        return "hnsw" if self.count(namespace) >= max(self.config.hnsw_min_chunks, 1) else "exact"
+        with self._errors("planning"), self._connection() as conn:
+            return "hnsw" if self._uses_hnsw(conn, namespace, filter, exact) else "exact"
+
+    def explain(self, namespace: str, vector: np.ndarray, *, top_k: int, filter: FilterNode | None = None, exact: bool = False) -> str:
+        """PostgreSQL's plan of the query ``search`` runs first (for operators and tests)."""
+        with self._errors("explain"), self._connection() as conn, conn.transaction():
+            query = self._check_query(vector, conn)
+            if query is None:
+                return ""
+            if self._uses_hnsw(conn, namespace, filter, exact):
+                self._hnsw_settings(conn, max(int(self.config.ef_search), top_k))
+                statement, params = self._hnsw_sql(namespace, query, top_k)
+            else:
+                statement, params = self._exact_sql(namespace, query, top_k, filter)
+            rows = conn.execute(self._sql("EXPLAIN ") + statement, params).fetchall()
+        return "\n".join(r[0] for r in rows)
+
+    def _exact_sql(self, namespace: str, query: np.ndarray, top_k: int, filter: FilterNode | None) -> tuple[Any, list[Any]]:
+        where, params = filter_sql(filter, prefix="c.")
+        # "+ 0": an ordering the HNSW index cannot serve, so this scan is exact
+        statement = self._sql(
+            f"SELECT {_RESULT_COLUMNS}, 1 - (c.vector <=> %s::vector) AS score FROM {{s}}.chunks c "
+            f"WHERE c.namespace = %s AND {where} ORDER BY (c.vector <=> %s::vector) + 0, c.row_id LIMIT %s"
+        )
+        return statement, [query, namespace, *params, query, int(top_k)]
+
+    @staticmethod
+    def _hnsw_settings(conn: Any, ef_search: int) -> None:
+        """Per-transaction settings of an HNSW query: ``ef_search``, and no plan that sorts instead of
+        walking the index (the namespace's btree looks cheaper to a planner with stale statistics)."""
+        conn.execute(f"SET LOCAL hnsw.ef_search = {min(max(int(ef_search), 1), 1000)}")
+        conn.execute("SET LOCAL enable_sort = off")
+
+    def _hnsw_sql(self, namespace: str, query: np.ndarray, top_k: int) -> tuple[Any, list[Any]]:
+        statement = self._sql(
+            f"SELECT {_RESULT_COLUMNS}, 1 - (c.vector <=> %s::vector) AS score FROM {{s}}.chunks c "
+            "WHERE c.namespace = %s ORDER BY c.vector <=> %s::vector LIMIT %s"
+        )
+        return statement, [query, namespace, query, int(top_k)]
 
     def search(
         self, namespace: str, vector: np.ndarray, *, top_k: int, filter: FilterNode | None = None, exact: bool = False, ef_search: int | None = None
@@ -244,25 +301,18 @@ class PgVectorStore:
         ``hnsw_min_chunks`` chunks (``ef_search`` per query via ``SET LOCAL``);
         filtered, smaller or ``exact=True`` searches scan exactly.
         """
-        where, params = filter_sql(filter, prefix="c.")
         with self._errors("search"), self._connection() as conn:
             query = self._check_query(vector, conn)
             if query is None or top_k <= 0:
                 return []
             with conn.transaction():
-                if not exact and filter is None and self.config.index == "hnsw":
-                    total = self._count(conn, namespace)
-                    if total >= max(self.config.hnsw_min_chunks, 1):
-                        results = self._search_hnsw(conn, namespace, query, top_k, total, ef_search or self.config.ef_search)
-                        if results is not None:
-                            return results
-                rows = conn.execute(
-                    self._sql(
-                        f"SELECT {_RESULT_COLUMNS}, 1 - (c.vector <=> %s::vector) AS score FROM {{s}}.chunks c "
-                        f"WHERE c.namespace = %s AND {where} ORDER BY (c.vector <=> %s::vector) + 0, c.row_id LIMIT %s"
-                    ),
-                    [query, namespace, *params, query, int(top_k)],
-                ).fetchall()
+                total = self._uses_hnsw(conn, namespace, filter, exact)
+                if total:
+                    results = self._search_hnsw(conn, namespace, query, top_k, total, ef_search or self.config.ef_search)
+                    if results is not None:
+                        return results
+                statement, params = self._exact_sql(namespace, query, top_k, filter)
+                rows = conn.execute(statement, params).fetchall()
         return [_result(row, row[8]) for row in rows]
 
     def _search_hnsw(self, conn: Any, namespace: str, query: np.ndarray, top_k: int, total: int, ef_search: int) -> list[Result] | None:
@@ -270,14 +320,9 @@ class PgVectorStore:
         wanted = min(top_k, total)
         ef = max(int(ef_search), top_k)
         while True:
-            conn.execute(f"SET LOCAL hnsw.ef_search = {min(ef, 1000)}")
-            rows = conn.execute(
-                self._sql(
-                    f"SELECT {_RESULT_COLUMNS}, 1 - (c.vector <=> %s::vector) AS score FROM {{s}}.chunks c "
-                    "WHERE c.namespace = %s ORDER BY c.vector <=> %s::vector LIMIT %s"
-                ),
-                [query, namespace, query, int(top_k)],
-            ).fetchall()
+            self._hnsw_settings(conn, ef)
+            statement, params = self._hnsw_sql(namespace, query, top_k)
+            rows = conn.execute(statement, params).fetchall()
             if len(rows) >= wanted:
                 return [_result(row, row[8]) for row in rows]
             if ef >= 1000:
@@ -385,7 +430,9 @@ class PgVectorStore:
         """A write session holding one connection and one transaction per flush."""
         if self._closed:
             raise StoreError(f"{self._where} is closed")
-        return PgVectorSession(self, namespace)
+        session = PgVectorSession(self, namespace)
+        self._sessions.add(session)
+        return session
 
     def delete(self, namespace: str, filter: FilterNode | None) -> int:
         """Delete committed chunks matching ``filter`` (None: the whole namespace); return the count."""
@@ -426,16 +473,19 @@ class PgVectorStore:
         )
 
     def build_index(self) -> None:
-        """Build the HNSW index now (``index = "hnsw"``), e.g. after a bulk load with ``index = "exact"``."""
+        """Build the HNSW index now (after a bulk load; later inserts keep it up to date)."""
         with self._errors("building the HNSW index"), self._connection() as conn:
             if self._refresh_dimension(conn) is not None:
                 self._build_hnsw(conn)
+                self._hnsw_ready = True
 
     def close(self) -> None:
         """Close the connection pool."""
         if self._closed:
             return
         self._closed = True
+        for session in list(self._sessions):
+            session._drop()  # a session left open ends with the store: its transaction rolls back
         if self._pool is not None:
             self._pool.close()
 
@@ -530,9 +580,9 @@ class PgVectorSession:
 
     def stage(self, source: str, state: SourceState | None = None) -> PgVectorStage:
         """Start a new generation of ``source`` (a generation number no run ever had)."""
-        if state is None:
-            state = self.store.source_states(self.namespace, [source])[source]
         with self._errors(f"staging {source}"):
+            if state is None:  # read through this session's connection: its own unflushed commits count
+                state = self.store._source_states(self._conn, self.namespace, [source])[source]
             generation = int(
                 self._conn.execute(
                     self.store._sql("SELECT CASE WHEN v >= %s THEN v ELSE setval('{s}.generations', %s) END FROM nextval('{s}.generations') v"),
@@ -564,6 +614,19 @@ class PgVectorSession:
             if self._in_transaction:
                 self._rollback()
             if self._conn is not None:
+                self.store._pool.putconn(self._conn)
+                self._conn = None
+
+    def _drop(self) -> None:
+        """End the session without committing (its store is closing)."""
+        if self._closed:
+            return
+        self._closed = True
+        self._open.clear()
+        if self._conn is not None:
+            try:
+                self._conn.close()
+            finally:
                 self.store._pool.putconn(self._conn)
                 self._conn = None
 
@@ -634,7 +697,7 @@ class PgVectorStage:
                         (
                             int(row_ids[i]), namespace, chunk.source, generation, chunk.document_id, chunk.id, chunk.index,
                             chunk.text, chunk.start, chunk.end, Jsonb(chunk.metadata, dumps=_dumps),
-                            list(chunk.tags), chunk.content_hash, getattr(chunk, "metadata_hash", ""), int(lengths[i]), normalized[i],
+                            list(chunk.tags), chunk.content_hash, chunk.metadata_hash, int(lengths[i]), normalized[i],
                         )
                     )
             if data:
@@ -681,7 +744,7 @@ class PgVectorStage:
                     "meta": [json.dumps(c.metadata, ensure_ascii=False, default=str) for c in chunks],
                     "tags": ["\x1f".join(c.tags) if c.tags else None for c in chunks],
                     "ch": [c.content_hash for c in chunks],
-                    "mh": [getattr(c, "metadata_hash", "") for c in chunks],
+                    "mh": [c.metadata_hash for c in chunks],
                     "ns": session.namespace,
                     "source": self.source,
                     "gen": self.generation,
