@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import itertools
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -30,7 +32,8 @@ class PgServer:
             pytest.fail("restarting needs the pgserver-managed server (unset RAGLOOM_TEST_PG_DSN)")
         from pgserver._commands import pg_ctl
 
-        pg_ctl(["-w", "-m", "fast", "restart"], pgdata=self.server.pgdata, user=self.server.system_user, timeout=60)
+        pg_ctl(["-w", "-m", "fast", "stop"], pgdata=self.server.pgdata, user=self.server.system_user, timeout=60)
+        self.server.ensure_postgres_running()
 
     def execute(self, statement: str, params: Any = None) -> list[tuple[Any, ...]]:
         import psycopg
@@ -41,14 +44,15 @@ class PgServer:
 
 
 @pytest.fixture(scope="session")
-def pg(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PgServer]:
+def pg() -> Iterator[PgServer]:
     external = os.environ.get("RAGLOOM_TEST_PG_DSN")
     if external:
         yield PgServer(external)
         return
     import pgserver
 
-    pgdata: Path = tmp_path_factory.mktemp("pgdata")
+    # not under pytest's basetemp: its 0700 folders keep out the unprivileged user pgserver runs PostgreSQL as (under root)
+    pgdata = Path(tempfile.mkdtemp(prefix="ragloom-pg-"))
     server = pgserver.get_server(pgdata, cleanup_mode="delete")
     handle = PgServer(server.get_uri(), server)
     # a throwaway test server: durability to the disk is not under test (a killed client is)
@@ -62,6 +66,7 @@ def pg(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PgServer]:
             server.cleanup()
         except Exception:  # noqa: BLE001 - pgserver races with a server that already stopped
             pass
+        shutil.rmtree(pgdata, ignore_errors=True)
 
 
 @pytest.fixture

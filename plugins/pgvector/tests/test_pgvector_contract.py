@@ -12,8 +12,6 @@ from ragloom_pgvector import PgVectorStore, PgVectorStoreConfig
 
 
 class TestPgVectorContract(StoreContract):
-    config = PgVectorStoreConfig
-
     @pytest.fixture
     def store(self, pg: Any, pg_schema: str) -> Iterator[PgVectorStore]:
         self.dsn = pg.dsn
@@ -37,12 +35,3 @@ class TestPgVectorContract(StoreContract):
     def reopen(self, store: Any) -> Any:
         store.close()
         return self._open()
-
-
-class TestPgVectorHnswContract(TestPgVectorContract):
-    """The same contract with every search answered through the HNSW index (hnsw_min_chunks = 0)."""
-
-    def _open(self) -> PgVectorStore:
-        store = PgVectorStore(PgVectorStoreConfig(schema=self.schema, pool_max=4, hnsw_min_chunks=0, ef_search=200), dsn=self.dsn)
-        self.opened.append(store)
-        return store

@@ -32,7 +32,7 @@ def ingest(dsn: str, schema: str, root: str) -> None:
     """Ingest the folder once; print the result as JSON."""
     with PgVectorStore(PgVectorStoreConfig(schema=schema, pool_max=2), dsn=dsn) as store:
         result = pipeline(store).ingest(root)
-    print(json.dumps({"chunks": result.chunks, "errors": len(result.errors)}), flush=True)
+    print(json.dumps({"chunks": result.chunks, "errors": len(result.failed)}), flush=True)
 
 
 def read(dsn: str, schema: str, expected_file: str, stop_file: str) -> None:

@@ -10,7 +10,7 @@
            text, start_offset, end_offset, metadata JSONB, tags TEXT[],
            content_hash, metadata_hash, doc_length, vector vector(dim))
     postings(term_key, row_id, tf, dl)       BM25 postings: term_key = hash(namespace, term)
-    generations                              sequence: every generation ever handed out
+    row_ids, generations                     sequences: blocks of row ids; every generation ever handed out
 
 Namespaces are a column, not tables: a namespace costs nothing to create, one
 HNSW index serves all of them and no DDL runs while ingesting. Visibility is
@@ -51,7 +51,7 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
             "CREATE TABLE {s}.postings (term_key bigint NOT NULL, row_id bigint NOT NULL, tf real NOT NULL, dl real NOT NULL)",
             "CREATE INDEX postings_term ON {s}.postings (term_key) INCLUDE (row_id, tf, dl)",
             "CREATE INDEX postings_row ON {s}.postings (row_id)",
-            "CREATE SEQUENCE {s}.row_ids AS bigint CACHE 1",
+            "CREATE SEQUENCE {s}.row_ids AS bigint INCREMENT BY 4096",  # a session reserves 4096 row ids per call
             "CREATE SEQUENCE {s}.generations AS bigint",
         ],
     ),

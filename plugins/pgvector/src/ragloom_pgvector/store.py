@@ -511,6 +511,7 @@ class PgVectorSession:
         self._open: dict[int, PgVectorStage] = {}
         self._closed = False
         self._broken: str | None = None
+        self._row_next = self._row_end = 0
         with store._errors("opening a write session"):
             self._conn = store._pool.getconn()
 
@@ -569,6 +570,28 @@ class PgVectorSession:
             conn = self._begin()
         conn.execute("SELECT pg_advisory_xact_lock(%s)", [key])
         self._locked.add(key)
+
+    def _row_ids(self, count: int) -> np.ndarray:
+        """``count`` fresh row ids, from blocks of the row_ids sequence reserved one nextval at a time."""
+        free = self._row_end - self._row_next
+        if free < count:
+            blocks = -(-(count - free) // ROW_ID_BLOCK)
+            starts = [
+                r[0]
+                for r in self._conn.execute(
+                    self.store._sql("SELECT nextval('{s}.row_ids') FROM generate_series(1, %s)"), [blocks]
+                ).fetchall()
+            ]
+            pieces = [np.arange(self._row_next, self._row_end, dtype=np.int64)]
+            pieces += [np.arange(start, start + ROW_ID_BLOCK, dtype=np.int64) for start in starts]
+            pool = np.concatenate(pieces)
+            ids, rest = pool[:count], pool[count:]
+            # keep the rest of the last block (contiguous) for the next write
+            self._row_next, self._row_end = (int(rest[0]), int(rest[-1]) + 1) if len(rest) else (0, 0)
+            return ids
+        ids = np.arange(self._row_next, self._row_next + count, dtype=np.int64)
+        self._row_next += count
+        return ids
 
     def _commit(self) -> None:
         if self._in_transaction:
@@ -680,7 +703,7 @@ class PgVectorStage:
             store._ensure_dimension(int(array.shape[1]), session._conn if session._in_transaction else None)
             conn = self._start()
             normalized = normalize_rows(array)
-            row_ids = _row_ids(conn, store, len(chunks))
+            row_ids = session._row_ids(len(chunks))
             texts = [c.text for c in chunks]
             if store.config.keyword:
                 data, lengths = postings_copy(store._analyzer, store._term_keys, session.namespace, texts, row_ids)
@@ -718,7 +741,7 @@ class PgVectorStage:
         session, store = self._session, self._session.store
         with session._errors(f"updating the metadata of {len(chunks)} chunks of {self.source}"):
             conn = self._start()
-            row_ids = _row_ids(conn, store, len(chunks))
+            row_ids = session._row_ids(len(chunks))
             copied = conn.execute(
                 store._sql(
                     "WITH u AS (SELECT * FROM unnest(%(ids)s::text[], %(rows)s::bigint[], %(idx)s::int[], %(starts)s::bigint[], "
@@ -761,16 +784,22 @@ class PgVectorStage:
         try:
             with session._errors(f"committing {self.source}"):
                 conn = self._start()
+                # one statement: the snapshot is taken before the deletes, so the survivors are
+                # the rows of this generation and of the kept documents
                 removed = conn.execute(
                     store._sql(
                         "WITH gone AS (DELETE FROM {s}.chunks c WHERE c.namespace = %(ns)s AND c.source = %(source)s "
                         "AND c.generation <> %(gen)s AND NOT (c.document_id = ANY(%(keep)s::text[])) RETURNING c.row_id, c.document_id), "
-                        "p AS (DELETE FROM {s}.postings p USING gone WHERE p.row_id = gone.row_id) "
+                        "p AS (DELETE FROM {s}.postings p USING gone WHERE p.row_id = gone.row_id), "
+                        "n AS (SELECT count(*) AS chunks, coalesce(sum(doc_length), 0) AS total FROM {s}.chunks c "
+                        "WHERE c.namespace = %(ns)s AND c.source = %(source)s AND (c.generation = %(gen)s OR c.document_id = ANY(%(keep)s::text[]))), "
+                        "u AS (INSERT INTO {s}.sources AS t (namespace, source, generation, chunks, total_length) "
+                        "SELECT %(ns)s, %(source)s, %(gen)s, n.chunks, n.total FROM n ON CONFLICT (namespace, source) DO UPDATE "
+                        "SET generation = excluded.generation, chunks = excluded.chunks, total_length = excluded.total_length) "
                         "SELECT count(*) FILTER (WHERE NOT (document_id = ANY(%(carried)s::text[]))) FROM gone"
                     ),
                     {"ns": session.namespace, "source": self.source, "gen": self.generation, "keep": sorted(self._keep), "carried": sorted(self._carried)},
                 ).fetchone()[0]
-                store._recount(conn, session.namespace, [self.source], self.generation)
         finally:
             self._done = True
             self._wrote = False
@@ -800,9 +829,7 @@ class PgVectorStage:
             _log.warning("aborting %s failed; its rows go with the rolled-back transaction", self.source, exc_info=True)
 
 
-def _row_ids(conn: Any, store: PgVectorStore, count: int) -> np.ndarray:
-    rows = conn.execute(store._sql("SELECT nextval('{s}.row_ids') FROM generate_series(1, %s)"), [count]).fetchall()
-    return np.fromiter((r[0] for r in rows), dtype=np.int64, count=count)
+ROW_ID_BLOCK = 4096  # the row_ids sequence's increment: one nextval reserves this many ids
 
 
 def _check_sources(source: str, chunks: Sequence[Chunk]) -> None:
