@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 
+import attrs
 import numpy as np
 
 from ragloom.analysis import Analyzer
@@ -61,33 +62,53 @@ class TermKeys:
         return np.fromiter((self.key(namespace, t) for t in terms), dtype=np.int64, count=len(terms))
 
 
-def postings_copy(
-    analyzer: Analyzer, keys: TermKeys, namespace: str, texts: Sequence[str], row_ids: np.ndarray
-) -> tuple[bytes, np.ndarray]:
-    """Binary COPY data of the postings of ``texts`` and each text's length in terms."""
+@attrs.frozen
+class Postings:
+    """Postings as four parallel arrays."""
+
+    terms: np.ndarray
+    rows: np.ndarray
+    tfs: np.ndarray
+    lengths: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.terms)
+
+    @staticmethod
+    def concat(parts: Sequence[Postings]) -> Postings:
+        return Postings(*(np.concatenate([getattr(p, f) for p in parts]) for f in ("terms", "rows", "tfs", "lengths")))
+
+    def copy_data(self) -> bytes:
+        """The postings as binary COPY data (header, rows, trailer), built in numpy."""
+        records = np.empty(len(self), dtype=_POSTING)
+        records["fields"] = 4
+        records["l_term"] = 8
+        records["term"] = self.terms
+        records["l_row"] = 8
+        records["row"] = self.rows
+        records["l_tf"] = 4
+        records["tf"] = self.tfs
+        records["l_dl"] = 4
+        records["dl"] = self.lengths
+        return COPY_HEADER + records.tobytes() + COPY_TRAILER
+
+
+def postings(analyzer: Analyzer, keys: TermKeys, namespace: str, texts: Sequence[str], row_ids: np.ndarray) -> tuple[Postings, np.ndarray]:
+    """The postings of ``texts`` (row ``row_ids[i]`` holds ``texts[i]``) and each text's length in terms."""
     token_lists = analyzer.tokens_many(texts)
     lengths = np.fromiter((len(t) for t in token_lists), dtype=np.int64, count=len(token_lists))
     vocab: dict[str, int] = {}
     flat = [vocab.setdefault(t, len(vocab)) for tokens in token_lists for t in tokens]
     if not flat:
-        return COPY_HEADER + COPY_TRAILER, lengths
+        empty = np.zeros(0, dtype=np.int64)
+        return Postings(empty, empty, empty.astype(np.float32), empty.astype(np.float32)), lengths
     ids = np.asarray(flat, dtype=np.int64)
     docs = np.repeat(np.arange(len(token_lists), dtype=np.int64), lengths)
     width = len(vocab)
     combined, counts = np.unique(docs * width + ids, return_counts=True)
     doc_of, term_of = np.divmod(combined, width)
     term_keys = keys.keys(namespace, list(vocab))
-    records = np.empty(len(combined), dtype=_POSTING)
-    records["fields"] = 4
-    records["l_term"] = 8
-    records["term"] = term_keys[term_of]
-    records["l_row"] = 8
-    records["row"] = row_ids[doc_of]
-    records["l_tf"] = 4
-    records["tf"] = counts
-    records["l_dl"] = 4
-    records["dl"] = lengths[doc_of]
-    return COPY_HEADER + records.tobytes() + COPY_TRAILER, lengths
+    return Postings(term_keys[term_of], row_ids[doc_of], counts.astype(np.float32), lengths[doc_of].astype(np.float32)), lengths
 
 
 def query_terms(analyzer: Analyzer, keys: TermKeys, namespace: str, query: str) -> tuple[list[int], list[float]]:

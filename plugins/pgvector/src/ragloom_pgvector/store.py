@@ -35,7 +35,7 @@ from ragloom.stores.base import KEYWORD_SEARCH, VECTORS, SourceState, check_writ
 from ragloom.types import Chunk, Result
 from ragloom_pgvector import schema as schema_mod
 from ragloom_pgvector.config import PgVectorStoreConfig
-from ragloom_pgvector.keyword import BM25_SQL, TermKeys, postings_copy, query_terms
+from ragloom_pgvector.keyword import BM25_SQL, Postings, TermKeys, postings, query_terms
 from ragloom_pgvector.schema import SCHEMA_VERSION, qualified
 from ragloom_pgvector.sqlfilter import filter_sql
 
@@ -556,19 +556,38 @@ class PgVectorSession:
             self._in_transaction = True
         return self._conn
 
-    def _lock(self, source: str) -> None:
-        """Take ``(namespace, source)``'s advisory lock without ever waiting while holding another."""
-        key = source_lock_key(self.namespace, source)
-        if key in self._locked:
-            return
+    _GENERATION = (
+        "SELECT CASE WHEN v >= %s THEN v ELSE setval('{s}.generations', %s) END{lock} FROM nextval('{s}.generations') v"
+    )
+
+    def _generation(self, state: SourceState) -> int:
+        """A generation number above every one handed out (crashed runs included) and ``state.next_generation``."""
+        sql = self.store._sql(self._GENERATION.replace("{lock}", ""))
+        return int(self._conn.execute(sql, [state.next_generation, state.next_generation]).fetchone()[0])
+
+    def _acquire(self, stage: PgVectorStage) -> None:
+        """Open the transaction, give ``stage`` its generation and take its source's lock (one round trip).
+
+        A session that has to wait for a lock while holding others (and no other stage
+        of it is writing) flushes first, so no two writers ever wait on each other.
+        """
+        key = source_lock_key(self.namespace, stage.source)
         conn = self._begin()
-        if conn.execute("SELECT pg_try_advisory_xact_lock(%s)", [key]).fetchone()[0]:
-            self._locked.add(key)
+        if key in self._locked:
+            if stage._generation is None:
+                stage._generation = self._generation(stage.state)
             return
-        if self._locked and not any(stage._wrote for stage in self._open.values()):
-            self._commit()
-            conn = self._begin()
-        conn.execute("SELECT pg_advisory_xact_lock(%s)", [key])
+        if stage._generation is None:
+            sql = self.store._sql(self._GENERATION.replace("{lock}", ", pg_try_advisory_xact_lock(%s)"))
+            generation, locked = conn.execute(sql, [stage.state.next_generation, stage.state.next_generation, key]).fetchone()
+            stage._generation = int(generation)
+        else:
+            locked = conn.execute("SELECT pg_try_advisory_xact_lock(%s)", [key]).fetchone()[0]
+        if not locked:
+            if self._locked and not any(other._wrote for other in self._open.values() if other is not stage):
+                self._commit()
+                conn = self._begin()
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", [key])
         self._locked.add(key)
 
     def _row_ids(self, count: int) -> np.ndarray:
@@ -603,16 +622,13 @@ class PgVectorSession:
 
     def stage(self, source: str, state: SourceState | None = None) -> PgVectorStage:
         """Start a new generation of ``source`` (a generation number no run ever had)."""
-        with self._errors(f"staging {source}"):
-            if state is None:  # read through this session's connection: its own unflushed commits count
+        if state is None:
+            with self._errors(f"staging {source}"):  # this session's connection: its own unflushed commits count
                 state = self.store._source_states(self._conn, self.namespace, [source])[source]
-            generation = int(
-                self._conn.execute(
-                    self.store._sql("SELECT CASE WHEN v >= %s THEN v ELSE setval('{s}.generations', %s) END FROM nextval('{s}.generations') v"),
-                    [state.next_generation, state.next_generation],
-                ).fetchone()[0]
-            )
-        stage = PgVectorStage(self, source, generation, state)
+        elif self._closed or self._broken is not None:
+            with self._errors(f"staging {source}"):
+                pass
+        stage = PgVectorStage(self, source, state)
         self._open[id(stage)] = stage
         return stage
 
@@ -669,25 +685,35 @@ class PgVectorSession:
 class PgVectorStage:
     """A new generation of one source, staged in the session's transaction."""
 
-    def __init__(self, session: PgVectorSession, source: str, generation: int, state: SourceState):
+    def __init__(self, session: PgVectorSession, source: str, state: SourceState):
         self.source = source
-        self.generation = generation
         self.state = state
         self._session = session
+        self._generation: int | None = None  # taken with the source's lock by the first write (saves a round trip)
         self._keep: set[str] = set()
         self._carried: set[str] = set()
+        self._postings: list[Postings] = []
+        self._buffered = 0
         self._wrote = False
         self._done = False
 
+    @property
+    def generation(self) -> int:
+        """This stage's generation number (above every one ever handed out for the source)."""
+        if self._generation is None:
+            with self._session._errors(f"staging {self.source}"):
+                self._generation = self._session._generation(self.state)
+        return self._generation
+
     def _check(self, action: str) -> None:
         if self._done:
-            raise StoreError(f"cannot {action}: the stage of {self.source} (generation {self.generation}) is already closed")
+            raise StoreError(f"cannot {action}: the stage of {self.source} (generation {self._generation}) is already closed")
 
     def _start(self) -> Any:
         """The session's connection inside its transaction, holding this source's lock."""
         session = self._session
         if not self._wrote:
-            session._lock(self.source)
+            session._acquire(self)
             self._wrote = True
         return session._conn
 
@@ -706,9 +732,9 @@ class PgVectorStage:
             row_ids = session._row_ids(len(chunks))
             texts = [c.text for c in chunks]
             if store.config.keyword:
-                data, lengths = postings_copy(store._analyzer, store._term_keys, session.namespace, texts, row_ids)
+                found, lengths = postings(store._analyzer, store._term_keys, session.namespace, texts, row_ids)
             else:
-                data, lengths = b"", np.zeros(len(chunks), dtype=np.int64)
+                found, lengths = None, np.zeros(len(chunks), dtype=np.int64)
             from psycopg.types.json import Jsonb
 
             cursor = conn.cursor()
@@ -723,9 +749,21 @@ class PgVectorStage:
                             list(chunk.tags), chunk.content_hash, chunk.metadata_hash, int(lengths[i]), normalized[i],
                         )
                     )
-            if data:
-                with cursor.copy(store._sql("COPY {s}.postings (term_key, row_id, tf, dl) FROM STDIN (FORMAT BINARY)")) as copy:
-                    copy.write(data)
+            if found is not None and len(found):
+                # small sources: the postings ride along with the commit statement (two round trips fewer)
+                self._postings.append(found)
+                self._buffered += len(found)
+                if self._buffered >= _POSTINGS_BUFFER:
+                    self._copy_postings(cursor)
+
+    def _copy_postings(self, cursor: Any) -> None:
+        """COPY the buffered postings (binary, built in numpy)."""
+        if not self._postings:
+            return
+        data = Postings.concat(self._postings).copy_data()
+        self._postings, self._buffered = [], 0
+        with cursor.copy(self._session.store._sql("COPY {s}.postings (term_key, row_id, tf, dl) FROM STDIN (FORMAT BINARY)")) as copy:
+            copy.write(data)
 
     def keep(self, document_ids: Collection[str]) -> None:
         """Documents whose stored chunks stay as they are."""
@@ -784,6 +822,8 @@ class PgVectorStage:
         try:
             with session._errors(f"committing {self.source}"):
                 conn = self._start()
+                buffered = Postings.concat(self._postings) if self._postings else None
+                self._postings, self._buffered = [], 0
                 # one statement: the snapshot is taken before the deletes, so the survivors are
                 # the rows of this generation and of the kept documents
                 removed = conn.execute(
@@ -791,6 +831,8 @@ class PgVectorStage:
                         "WITH gone AS (DELETE FROM {s}.chunks c WHERE c.namespace = %(ns)s AND c.source = %(source)s "
                         "AND c.generation <> %(gen)s AND NOT (c.document_id = ANY(%(keep)s::text[])) RETURNING c.row_id, c.document_id), "
                         "p AS (DELETE FROM {s}.postings p USING gone WHERE p.row_id = gone.row_id), "
+                        "ins AS (INSERT INTO {s}.postings (term_key, row_id, tf, dl) "
+                        "SELECT * FROM unnest(%(pt)s::bigint[], %(pr)s::bigint[], %(ptf)s::real[], %(pdl)s::real[])), "
                         "n AS (SELECT count(*) AS chunks, coalesce(sum(doc_length), 0) AS total FROM {s}.chunks c "
                         "WHERE c.namespace = %(ns)s AND c.source = %(source)s AND (c.generation = %(gen)s OR c.document_id = ANY(%(keep)s::text[]))), "
                         "u AS (INSERT INTO {s}.sources AS t (namespace, source, generation, chunks, total_length) "
@@ -798,7 +840,14 @@ class PgVectorStage:
                         "SET generation = excluded.generation, chunks = excluded.chunks, total_length = excluded.total_length) "
                         "SELECT count(*) FILTER (WHERE NOT (document_id = ANY(%(carried)s::text[]))) FROM gone"
                     ),
-                    {"ns": session.namespace, "source": self.source, "gen": self.generation, "keep": sorted(self._keep), "carried": sorted(self._carried)},
+                    {
+                        "ns": session.namespace, "source": self.source, "gen": self.generation,
+                        "keep": sorted(self._keep), "carried": sorted(self._carried),
+                        "pt": buffered.terms.tolist() if buffered is not None else [],
+                        "pr": buffered.rows.tolist() if buffered is not None else [],
+                        "ptf": buffered.tfs.tolist() if buffered is not None else [],
+                        "pdl": buffered.lengths.tolist() if buffered is not None else [],
+                    },
                 ).fetchone()[0]
         finally:
             self._done = True
@@ -812,6 +861,7 @@ class PgVectorStage:
             return
         session = self._session
         self._done = True
+        self._postings, self._buffered = [], 0
         session._open.pop(id(self), None)
         if not self._wrote or session._broken is not None or session._closed:
             return
@@ -829,6 +879,7 @@ class PgVectorStage:
             _log.warning("aborting %s failed; its rows go with the rolled-back transaction", self.source, exc_info=True)
 
 
+_POSTINGS_BUFFER = 200_000  # postings held for the commit statement before a COPY writes them
 ROW_ID_BLOCK = 4096  # the row_ids sequence's increment: one nextval reserves this many ids
 
 
