@@ -43,6 +43,18 @@ NS = "bench"
 DIM = 384
 
 
+def _find_scifact() -> Path:
+    """``shared/data/scifact`` beside the checkout (a worktree may sit a level deeper than the main clone)."""
+    for parent in Path(__file__).resolve().parents:
+        candidate = parent / "shared" / "data" / "scifact"
+        if (candidate / "corpus.jsonl").exists():
+            return candidate
+    return bench_duckdb.DATA
+
+
+bench_duckdb.DATA = _find_scifact()
+
+
 def _chunks(count: int, start: int = 0, source_size: int = 1000, prefix: str = "") -> list[Chunk]:
     return [
         Chunk(

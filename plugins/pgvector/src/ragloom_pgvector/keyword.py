@@ -119,16 +119,26 @@ def query_terms(analyzer: Analyzer, keys: TermKeys, namespace: str, query: str) 
     return [keys.key(namespace, t) for t in counts], [float(c) for c in counts.values()]
 
 
-#: Top-k BM25 over one namespace; ``{s}`` is the schema, ``{where}`` a filter on ``c``.
-BM25_SQL = """
+#: BM25 of every chunk holding a query term: one pass over the query terms' postings (``df`` by a
+#: window count; term keys are per namespace, so the postings are the namespace's).
+_SCORED = """
 WITH q AS (SELECT * FROM unnest(%(terms)s::bigint[], %(weights)s::float8[]) AS q(term_key, qtf)),
 stats AS (SELECT coalesce(sum(chunks), 0)::float8 AS n, coalesce(sum(total_length), 0)::float8 / greatest(coalesce(sum(chunks), 0), 1) AS avgdl
           FROM {s}.sources WHERE namespace = %(namespace)s),
-df AS (SELECT p.term_key, count(*)::float8 AS df FROM {s}.postings p JOIN q USING (term_key) GROUP BY p.term_key),
-weights AS (SELECT df.term_key, q.qtf * ln(1 + (stats.n - df.df + 0.5) / (df.df + 0.5)) AS idf, stats.avgdl
-            FROM df JOIN q USING (term_key) CROSS JOIN stats),
-scored AS (SELECT p.row_id, sum(w.idf * p.tf / (p.tf + %(k1)s::float8 * (1 - %(b)s::float8 + %(b)s::float8 * p.dl / greatest(w.avgdl, 1e-9)))) AS score
-           FROM {s}.postings p JOIN weights w USING (term_key) GROUP BY p.row_id)
+hits AS MATERIALIZED (SELECT p.row_id, p.tf, p.dl, q.qtf, count(*) OVER (PARTITION BY p.term_key)::float8 AS df
+                      FROM {s}.postings p JOIN q USING (term_key)),
+scored AS (SELECT h.row_id, sum(h.qtf * ln(1 + (stats.n - h.df + 0.5) / (h.df + 0.5))
+                                * h.tf / (h.tf + %(k1)s::float8 * (1 - %(b)s::float8 + %(b)s::float8 * h.dl / greatest(stats.avgdl, 1e-9)))) AS score
+           FROM hits h CROSS JOIN stats GROUP BY h.row_id)
+"""
+
+#: Top-k BM25 of a namespace without a filter: the top k first, then their rows.
+BM25_SQL = _SCORED + """, top AS (SELECT row_id, score FROM scored ORDER BY score DESC, row_id LIMIT %(top_k)s)
+SELECT {columns}, t.score FROM top t JOIN {s}.chunks c ON c.row_id = t.row_id ORDER BY t.score DESC, c.row_id
+"""
+
+#: Top-k BM25 with a filter (``{where}`` on ``c``) applied before the limit.
+BM25_FILTERED_SQL = _SCORED + """
 SELECT {columns}, s.score FROM scored s JOIN {s}.chunks c ON c.row_id = s.row_id
 WHERE c.namespace = %(namespace)s AND {where}
 ORDER BY s.score DESC, c.row_id LIMIT %(top_k)s

@@ -35,7 +35,7 @@ from ragloom.stores.base import KEYWORD_SEARCH, VECTORS, SourceState, check_writ
 from ragloom.types import Chunk, Result
 from ragloom_pgvector import schema as schema_mod
 from ragloom_pgvector.config import PgVectorStoreConfig
-from ragloom_pgvector.keyword import BM25_SQL, Postings, TermKeys, postings, query_terms
+from ragloom_pgvector.keyword import BM25_FILTERED_SQL, BM25_SQL, Postings, TermKeys, postings, query_terms
 from ragloom_pgvector.schema import SCHEMA_VERSION, qualified
 from ragloom_pgvector.sqlfilter import filter_sql
 
@@ -339,7 +339,8 @@ class PgVectorStore:
         where, params = filter_sql(filter, prefix="c.")
         named = {f"f{i}": value for i, value in enumerate(params)}
         where = _named(where, len(params))
-        statement = BM25_SQL.replace("{columns}", _RESULT_COLUMNS).replace("{where}", where)
+        template = BM25_SQL if filter is None else BM25_FILTERED_SQL
+        statement = template.replace("{columns}", _RESULT_COLUMNS).replace("{where}", where)
         with self._errors("keyword search"), self._connection() as conn:
             rows = conn.execute(
                 self._sql(statement),
