@@ -17,12 +17,13 @@ See :mod:`ragloom_pgvector.schema` for the tables and
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
 import time
 import weakref
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -58,6 +59,37 @@ def source_lock_key(namespace: str, source: str) -> int:
     """The advisory-lock key of ``(namespace, source)`` (signed 64 bits)."""
     digest = hashlib.blake2b(f"{namespace}\x00{source}".encode(), digest_size=8, person=b"ragloomsrc").digest()
     return int.from_bytes(digest, "big", signed=True)
+
+
+_LOST_CONNECTION_STATES = ("57P01", "57P02", "57P03")  # admin shutdown, crash shutdown, cannot connect now
+
+
+def _reconnecting(method: Callable[..., Any]) -> Callable[..., Any]:
+    """Run a read once more on a fresh connection when its pooled connection had been cut.
+
+    A server restart, ``pg_terminate_backend`` or an idle timeout leaves dead
+    connections in the pool; instead of a liveness round trip before every
+    query, a read that finds its connection gone is retried once after the pool
+    dropped its broken connections.
+    """
+
+    @functools.wraps(method)
+    def wrapper(self: PgVectorStore, *args: Any, **kwargs: Any) -> Any:
+        import psycopg
+
+        try:
+            return method(self, *args, **kwargs)
+        except StoreError as exc:
+            cause = exc.__cause__
+            if self._closed or not isinstance(cause, psycopg.OperationalError):
+                raise
+            state = cause.sqlstate
+            if state is not None and not state.startswith("08") and state not in _LOST_CONNECTION_STATES:
+                raise
+            self._pool.check()
+            return method(self, *args, **kwargs)
+
+    return wrapper
 
 
 def _result(row: Sequence[Any], score: float) -> Result:
@@ -116,7 +148,6 @@ class PgVectorStore:
             max_size=self.config.pool_max,
             kwargs={"autocommit": True, "connect_timeout": int(self.config.connect_timeout)},
             configure=_configure,
-            check=ConnectionPool.check_connection,
             timeout=self.config.connect_timeout,
             name=f"ragloom-{self.schema}",
             open=True,
@@ -194,6 +225,7 @@ class PgVectorStore:
 
     # ------------------------------------------------------------------ reads
 
+    @_reconnecting
     def dimension(self) -> int | None:
         """Dimension of the stored vectors, or None while nothing was ever written."""
         if self._dim is None and not self._closed:
@@ -201,6 +233,7 @@ class PgVectorStore:
                 self._refresh_dimension(conn)
         return self._dim
 
+    @_reconnecting
     def source_states(self, namespace: str, sources: Sequence[str]) -> dict[str, SourceState]:
         """Committed generation and document hashes of many sources, in one query."""
         wanted = list(dict.fromkeys(sources))
@@ -250,6 +283,7 @@ class PgVectorStore:
         total = self._count(conn, namespace)
         return total if total >= max(self.config.hnsw_min_chunks, 1) else 0
 
+    @_reconnecting
     def plan(self, namespace: str, filter: FilterNode | None = None, *, exact: bool = False) -> str:
         """Which path ``search`` takes: ``"hnsw"`` or ``"exact"``."""
         with self._errors("planning"), self._connection() as conn:
@@ -292,6 +326,7 @@ class PgVectorStore:
         )
         return statement, [query, namespace, query, int(top_k)]
 
+    @_reconnecting
     def search(
         self, namespace: str, vector: np.ndarray, *, top_k: int, filter: FilterNode | None = None, exact: bool = False, ef_search: int | None = None
     ) -> list[Result]:
@@ -329,6 +364,7 @@ class PgVectorStore:
                 return None
             ef *= 4
 
+    @_reconnecting
     def keyword_search(self, namespace: str, query: str, *, top_k: int, filter: FilterNode | None = None) -> list[Result]:
         """Top-k committed chunks by BM25, best first (only chunks containing a query term)."""
         if not self.config.keyword:
@@ -356,6 +392,7 @@ class PgVectorStore:
             ).fetchall()
         return [_result(row, row[8]) for row in rows]
 
+    @_reconnecting
     def get_vectors(self, namespace: str, chunk_ids: Sequence[str]) -> np.ndarray:
         """Stored (normalised) vectors of committed chunks, in the order asked."""
         wanted = list(chunk_ids)
@@ -377,6 +414,7 @@ class PgVectorStore:
             return np.zeros((0, dim), dtype=np.float32)
         return np.stack([position[cid] for cid in wanted])
 
+    @_reconnecting
     def sources(self, namespace: str) -> list[str]:
         """Sources with committed chunks, sorted."""
         with self._errors("listing sources"), self._connection() as conn:
@@ -389,11 +427,13 @@ class PgVectorStore:
         row = conn.execute(self._sql("SELECT coalesce(sum(chunks), 0) FROM {s}.sources WHERE namespace = %s"), [namespace]).fetchone()
         return int(row[0])
 
+    @_reconnecting
     def count(self, namespace: str) -> int:
         """Committed chunks in the namespace."""
         with self._errors("counting"), self._connection() as conn:
             return self._count(conn, namespace)
 
+    @_reconnecting
     def stats(self, namespace: str) -> dict[str, Any]:
         """Chunks, sources and documents of the namespace; dimension, index, table sizes."""
         with self._errors("stats"), self._connection() as conn:
