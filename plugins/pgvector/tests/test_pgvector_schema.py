@@ -85,3 +85,21 @@ def test_dsn_comes_from_the_environment_never_from_toml(pg: Any, pg_schema: str,
     monkeypatch.setenv("MY_PG", pg.dsn)
     with PgVectorStore(config) as store:
         assert store.count("x") == 0
+
+
+def test_without_prepared_statements_for_pgbouncer_transaction_mode(pg: Any, pg_schema: str) -> None:
+    import numpy as np
+
+    from ragloom.types import Chunk
+
+    with PgVectorStore(PgVectorStoreConfig(schema=pg_schema, prepared_statements=False), dsn=pg.dsn) as store:
+        chunk = Chunk(id="d:0", document_id="d", index=0, text="lamp", start=0, end=4, source="/p.md")
+        for _ in range(8):  # past psycopg's prepare threshold (5)
+            with store.session("ns") as session:
+                stage = session.stage("/p.md")
+                stage.write([chunk], np.ones((1, 4), dtype=np.float32))
+                stage.commit()
+            assert [r.chunk_id for r in store.search("ns", np.ones(4), top_k=3)] == ["d:0"]
+        with store._pool.connection() as conn:
+            assert conn.prepare_threshold is None
+            assert conn.execute("SELECT count(*) FROM pg_prepared_statements").fetchone()[0] == 0

@@ -35,6 +35,7 @@ class PgVectorStoreConfig:
     bulk load); from then on every insert maintains it. ``hnsw_min_chunks = 0``
     creates it with the table. ``keyword`` keeps BM25
     postings in the database (the ``keyword_search`` capability).
+    ``prepared_statements = false`` for PgBouncer in transaction mode.
     """
 
     dsn: Secret = attrs.field(factory=lambda: Secret("RAGLOOM_PG_DSN"))
@@ -50,3 +51,4 @@ class PgVectorStoreConfig:
     pool_max: int = attrs.field(default=8, validator=attrs.validators.ge(1))
     connect_timeout: float = attrs.field(default=10.0, validator=attrs.validators.gt(0))
     create_extension: bool = True
+    prepared_statements: bool = True

@@ -146,7 +146,11 @@ class PgVectorStore:
             self._dsn,
             min_size=self.config.pool_min,
             max_size=self.config.pool_max,
-            kwargs={"autocommit": True, "connect_timeout": int(self.config.connect_timeout)},
+            kwargs={
+                "autocommit": True,
+                "connect_timeout": int(self.config.connect_timeout),
+                **({} if self.config.prepared_statements else {"prepare_threshold": None}),
+            },
             configure=_configure,
             timeout=self.config.connect_timeout,
             name=f"ragloom-{self.schema}",
