@@ -420,12 +420,13 @@ class DuckDBStore:
         commits: list[_Commit],
         drop: list[tuple[str, int]],
         in_file: dict[tuple[str, int], list[np.ndarray]],
-        open_keys: set[tuple[str, int]],
+        used: list[tuple[str, int]],
     ) -> None:
         """One transaction: insert the buffered rows, apply the commits of a group of sources, drop aborted rows.
 
         ``in_file`` (row ids of stages whose rows reached the file in earlier flushes) gains the rows
-        inserted now for stages still open.
+        inserted now for stages still open; ``used``: generations of stages not committed (open ones with
+        rows in the file, aborted ones) that ``max_generation`` must cover.
         """
         import pyarrow as pa
 
@@ -518,11 +519,10 @@ class DuckDBStore:
                 # sources rows: committed ones flip their generation; open stages with rows in the file raise
                 # max_generation, so a later run never reuses the generation of rows it cannot see
                 bumps: dict[str, tuple[int | None, int]] = {}
-                for written in buffer:
-                    if (written.source, written.generation) in open_keys:
-                        bumps[written.source] = (None, written.generation)
+                for source_name, generation_used in used:
+                    bumps[source_name] = (None, max(generation_used, bumps.get(source_name, (None, 0))[1]))
                 for commit in commits:
-                    bumps[commit.source] = (commit.generation, commit.generation)
+                    bumps[commit.source] = (commit.generation, max(commit.generation, bumps.get(commit.source, (None, 0))[1]))
                 if bumps:
                     names = list(bumps)
                     table = pa.table(
