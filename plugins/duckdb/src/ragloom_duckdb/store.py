@@ -218,22 +218,27 @@ class DuckDBStore:
             cursor = self._cursor()
             if not self._sources_table(cursor):
                 return states
-            rows = cursor.execute(
+            # the names travel as a registered Arrow table: a Python list parameter costs DuckDB's
+            # client several failed module imports per element (~1 ms per source in bench/ingest_sources)
+            rows = self._with_names(
+                cursor,
+                wanted,
                 "SELECT s.source, s.generation, s.max_generation FROM sources s "
-                "JOIN (SELECT unnest(?::VARCHAR[]) AS source) w ON s.source = w.source WHERE s.namespace = ?",
-                [wanted, namespace],
-            ).fetchall()
+                "JOIN ragloom_names w ON s.source = w.name WHERE s.namespace = ?",
+                [namespace],
+            )
             committed = {source: (int(generation), int(highest)) for source, generation, highest in rows}
             documents: dict[str, dict[str, str]] = {}
             metadata: dict[str, dict[str, str]] = {}
             live = [source for source, (generation, _) in committed.items() if generation]
             if self._has_chunks() and live:  # nothing committed, nothing visible: no scan
-                found = cursor.execute(
+                found = self._with_names(
+                    cursor,
+                    live,
                     "SELECT c.source, c.document_id, any_value(c.content_hash), any_value(c.metadata_hash) FROM visible_chunks c "
-                    "JOIN (SELECT unnest(?::VARCHAR[]) AS source) w ON c.source = w.source WHERE c.namespace = ? "
-                    "GROUP BY c.source, c.document_id",
-                    [live, namespace],
-                ).fetchall()
+                    "JOIN ragloom_names w ON c.source = w.name WHERE c.namespace = ? GROUP BY c.source, c.document_id",
+                    [namespace],
+                )
                 for source, document_id, content, meta in found:
                     documents.setdefault(source, {})[document_id] = content
                     metadata.setdefault(source, {})[document_id] = meta
@@ -245,6 +250,17 @@ class DuckDBStore:
                     metadata=metadata.get(source, {}),
                 )
             return states
+
+    @staticmethod
+    def _with_names(cursor: Any, names: Sequence[str], sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
+        """Run ``sql`` with ``names`` registered as the table ``ragloom_names(name)``."""
+        import pyarrow as pa
+
+        cursor.register("ragloom_names", pa.table({"name": pa.array(list(names), type=pa.string())}))
+        try:
+            return cursor.execute(sql, params).fetchall()
+        finally:
+            cursor.unregister("ragloom_names")
 
     def _sources_table(self, cursor: Any) -> bool:
         # a read-only store opened on a fresh file has no tables at all
@@ -405,13 +421,14 @@ class DuckDBStore:
         if not self._has_chunks():
             return 0
         with self._db.lock, self._errors(f"committing {source}"):
-            return int(
-                self._cursor().execute(
-                    "SELECT count(*) FROM chunks WHERE namespace = ? AND source = ? AND generation = ? "
-                    "AND NOT list_contains(?::VARCHAR[], document_id)",
-                    [namespace, source, generation, list(survivors)],
-                ).fetchone()[0]
+            rows = self._with_names(
+                self._cursor(),
+                survivors,
+                "SELECT count(*) FROM chunks WHERE namespace = ? AND source = ? AND generation = ? "
+                "AND document_id NOT IN (SELECT name FROM ragloom_names)",
+                [namespace, source, generation],
             )
+            return int(rows[0][0])
 
     def _apply_session(
         self,
