@@ -139,6 +139,7 @@ class DuckDBSession:
         """Start a new generation of ``source`` (a source with unflushed work here is flushed first)."""
         if self._closed:
             raise StoreError("the write session is closed")
+        self.store._writable(f"write {source}")
         if source in self._pending:
             self.flush()
             state = None  # what the caller read is older than this session's own commit

@@ -410,8 +410,7 @@ class DuckDBStore:
     # ------------------------------------------------------------------ contract: writes
 
     def session(self, namespace: str) -> DuckDBSession:
-        """A write session: many small sources per transaction, each source atomic."""
-        self._writable("write")
+        """A write session: many small sources per transaction, each source atomic (a read-only store refuses its first stage)."""
         if self._closed:
             raise StoreError(f"DuckDB store {self.path} is closed")
         return DuckDBSession(self, namespace)
