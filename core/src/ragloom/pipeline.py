@@ -147,7 +147,8 @@ class Pipeline:
     ) -> IngestResult:
         """Ingest a path, URL or list of them; ``None`` ingests the configured ``[[sources]]``."""
         if source is None:
-            targets = [(t, s.loader, tuple(s.tags)) for s in self.config.sources for t in s.targets()]
+            extra = tuple(tags)  # --tag applies to the configured sources too
+            targets = [(t, s.loader, tuple(dict.fromkeys((*s.tags, *extra)))) for s in self.config.sources for t in s.targets()]
             if not targets:
                 raise ConfigError("nothing to ingest: give a source or declare [[sources]] in the config")
         elif isinstance(source, (str, os.PathLike)):

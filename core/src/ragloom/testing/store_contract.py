@@ -408,6 +408,9 @@ class StoreContract:
             stage = session.stage("/a.md")
             stage.write(chunks + other, np.concatenate([vectors, _vectors(2, 2)]))
             stage.commit()
+        assert len(self._all(store)) == 5  # read caches (if any) are loaded before the update
+        if KEYWORD_SEARCH in store.capabilities:
+            assert len(store.keyword_search(NS, "chunk", top_k=10, filter=None)) == 5
         relabelled = make_chunks("/a.md", 3, metadata={"lang": "de", "year": 2026}, tags=("new", "beta"), metadata_hash="m2")
         with store.session(NS) as session:
             stage = session.stage("/a.md")
@@ -767,6 +770,33 @@ class StoreContract:
         assert second.embedded == 0 and second.unchanged_sources == 4 and second.removed == 0
         assert sorted(self._ids(self._all(store, "default", 64))) == ids
         assert pipeline.query("warm lamp light")
+
+    def test_pipeline_tags_and_metadata_change_without_embedding(self, store: Any, tmp_path: Path) -> None:
+        from ragloom.embedders.hashing import HashEmbedder, HashEmbedderConfig
+
+        class Counting(HashEmbedder):
+            texts = 0
+
+            def embed_documents(self, texts: Any) -> np.ndarray:
+                Counting.texts += len(texts)
+                return super().embed_documents(texts)
+
+        corpus = self._corpus(tmp_path / "corpus", files=3)
+        (corpus / "doc0.md").write_text("---\nstatus: draft\n---\nThe lamp glows warm.", encoding="utf-8")
+        pipeline = Pipeline.builder().store(store).embedder(Counting(HashEmbedderConfig(dim=64))).chunker("recursive", size=120, overlap=0).build()
+        first = pipeline.ingest(corpus)
+        embedded = Counting.texts
+        assert embedded == first.embedded > 0
+        tagged = pipeline.ingest(corpus, tags=["beta"])
+        assert Counting.texts == embedded and tagged.embedded == 0 and tagged.updated == 3
+        assert len(pipeline.query("lamp", top_k=100, filter={"tags": "beta"})) == store.count("default")
+        (corpus / "doc0.md").write_text("---\nstatus: final\n---\nThe lamp glows warm.", encoding="utf-8")
+        plain = pipeline.ingest(corpus)
+        assert plain.embedded == 0 and plain.updated == 3 and plain.removed == 0
+        assert pipeline.query("lamp", top_k=100, filter={"tags": "beta"}) == []
+        assert {r.source for r in pipeline.query("lamp", top_k=100, filter={"status": "final"})} == {str(corpus / "doc0.md")}
+        embedded = Counting.texts
+        assert pipeline.ingest(corpus).unchanged_sources == 3 and Counting.texts == embedded
 
     def test_pipeline_edit_replaces_only_that_source(self, store: Any, tmp_path: Path) -> None:
         corpus = self._corpus(tmp_path / "corpus")

@@ -128,6 +128,7 @@ class DuckDBSession:
         #: (source, generation) of stages with rows already in the file -> their row ids
         self._in_file: dict[tuple[str, int], list[np.ndarray]] = {}
         self._drop: list[tuple[str, int]] = []  # aborted stages whose rows reached the file
+        self._abandoned: list[tuple[str, int]] = []  # aborted stages: their generation is never handed out again
         self._pending: set[str] = set()  # sources with work not yet flushed
         self._dim: int | None = None
         self._closed = False
@@ -138,6 +139,7 @@ class DuckDBSession:
         """Start a new generation of ``source`` (a source with unflushed work here is flushed first)."""
         if self._closed:
             raise StoreError("the write session is closed")
+        self.store._writable(f"write {source}")
         if source in self._pending:
             self.flush()
             state = None  # what the caller read is older than this session's own commit
@@ -206,20 +208,23 @@ class DuckDBSession:
         kept = [w for w in self._buffer if (w.source, w.generation) != key]
         self._buffered -= sum(len(w.chunks) for w in self._buffer) - sum(len(w.chunks) for w in kept)
         self._buffer = kept
+        self._abandoned.append(key)
         if key in self._in_file:
             self._drop.append(key)
 
     # ------------------------------------------------------------------ the transaction
 
     def _flush(self) -> None:
-        if not (self._buffer or self._commits or self._drop):
+        if not (self._buffer or self._commits or self._abandoned):
             return
-        buffer, commits, drop = self._buffer, self._commits, self._drop
+        buffer, commits, drop, abandoned = self._buffer, self._commits, self._drop, self._abandoned
         # taken before the transaction: a failed group is dropped whole (its sources stay old), never retried
-        self._buffer, self._buffered, self._commits, self._drop = [], 0, [], []
+        self._buffer, self._buffered, self._commits, self._drop, self._abandoned = [], 0, [], [], []
         self._pending = {s.source for s in self._open.values()}
-        open_keys = {(s.source, s.generation) for s in self._open.values()}
-        self.store._apply_session(self.namespace, buffer, commits, drop, self._in_file, open_keys)
+        # generations of open stages with rows in the file now, and of aborted stages, are recorded as used
+        used = {(w.source, w.generation) for w in buffer} | set(abandoned)
+        used -= {(c.source, c.generation) for c in commits}
+        self.store._apply_session(self.namespace, buffer, commits, drop, self._in_file, sorted(used))
         for commit in commits:
             self._in_file.pop((commit.source, commit.generation), None)
         for key in drop:

@@ -218,22 +218,27 @@ class DuckDBStore:
             cursor = self._cursor()
             if not self._sources_table(cursor):
                 return states
-            rows = cursor.execute(
+            # the names travel as a registered Arrow table: a Python list parameter costs DuckDB's
+            # client several failed module imports per element (~1 ms per source in bench/ingest_sources)
+            rows = self._with_names(
+                cursor,
+                wanted,
                 "SELECT s.source, s.generation, s.max_generation FROM sources s "
-                "JOIN (SELECT unnest(?::VARCHAR[]) AS source) w ON s.source = w.source WHERE s.namespace = ?",
-                [wanted, namespace],
-            ).fetchall()
+                "JOIN ragloom_names w ON s.source = w.name WHERE s.namespace = ?",
+                [namespace],
+            )
             committed = {source: (int(generation), int(highest)) for source, generation, highest in rows}
             documents: dict[str, dict[str, str]] = {}
             metadata: dict[str, dict[str, str]] = {}
             live = [source for source, (generation, _) in committed.items() if generation]
             if self._has_chunks() and live:  # nothing committed, nothing visible: no scan
-                found = cursor.execute(
+                found = self._with_names(
+                    cursor,
+                    live,
                     "SELECT c.source, c.document_id, any_value(c.content_hash), any_value(c.metadata_hash) FROM visible_chunks c "
-                    "JOIN (SELECT unnest(?::VARCHAR[]) AS source) w ON c.source = w.source WHERE c.namespace = ? "
-                    "GROUP BY c.source, c.document_id",
-                    [live, namespace],
-                ).fetchall()
+                    "JOIN ragloom_names w ON c.source = w.name WHERE c.namespace = ? GROUP BY c.source, c.document_id",
+                    [namespace],
+                )
                 for source, document_id, content, meta in found:
                     documents.setdefault(source, {})[document_id] = content
                     metadata.setdefault(source, {})[document_id] = meta
@@ -245,6 +250,17 @@ class DuckDBStore:
                     metadata=metadata.get(source, {}),
                 )
             return states
+
+    @staticmethod
+    def _with_names(cursor: Any, names: Sequence[str], sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
+        """Run ``sql`` with ``names`` registered as the table ``ragloom_names(name)``."""
+        import pyarrow as pa
+
+        cursor.register("ragloom_names", pa.table({"name": pa.array(list(names), type=pa.string())}))
+        try:
+            return cursor.execute(sql, params).fetchall()
+        finally:
+            cursor.unregister("ragloom_names")
 
     def _sources_table(self, cursor: Any) -> bool:
         # a read-only store opened on a fresh file has no tables at all
@@ -394,8 +410,7 @@ class DuckDBStore:
     # ------------------------------------------------------------------ contract: writes
 
     def session(self, namespace: str) -> DuckDBSession:
-        """A write session: many small sources per transaction, each source atomic."""
-        self._writable("write")
+        """A write session: many small sources per transaction, each source atomic (a read-only store refuses its first stage)."""
         if self._closed:
             raise StoreError(f"DuckDB store {self.path} is closed")
         return DuckDBSession(self, namespace)
@@ -405,13 +420,14 @@ class DuckDBStore:
         if not self._has_chunks():
             return 0
         with self._db.lock, self._errors(f"committing {source}"):
-            return int(
-                self._cursor().execute(
-                    "SELECT count(*) FROM chunks WHERE namespace = ? AND source = ? AND generation = ? "
-                    "AND NOT list_contains(?::VARCHAR[], document_id)",
-                    [namespace, source, generation, list(survivors)],
-                ).fetchone()[0]
+            rows = self._with_names(
+                self._cursor(),
+                survivors,
+                "SELECT count(*) FROM chunks WHERE namespace = ? AND source = ? AND generation = ? "
+                "AND document_id NOT IN (SELECT name FROM ragloom_names)",
+                [namespace, source, generation],
             )
+            return int(rows[0][0])
 
     def _apply_session(
         self,
@@ -420,12 +436,13 @@ class DuckDBStore:
         commits: list[_Commit],
         drop: list[tuple[str, int]],
         in_file: dict[tuple[str, int], list[np.ndarray]],
-        open_keys: set[tuple[str, int]],
+        used: list[tuple[str, int]],
     ) -> None:
         """One transaction: insert the buffered rows, apply the commits of a group of sources, drop aborted rows.
 
         ``in_file`` (row ids of stages whose rows reached the file in earlier flushes) gains the rows
-        inserted now for stages still open.
+        inserted now for stages still open; ``used``: generations of stages not committed (open ones with
+        rows in the file, aborted ones) that ``max_generation`` must cover.
         """
         import pyarrow as pa
 
@@ -518,11 +535,10 @@ class DuckDBStore:
                 # sources rows: committed ones flip their generation; open stages with rows in the file raise
                 # max_generation, so a later run never reuses the generation of rows it cannot see
                 bumps: dict[str, tuple[int | None, int]] = {}
-                for written in buffer:
-                    if (written.source, written.generation) in open_keys:
-                        bumps[written.source] = (None, written.generation)
+                for source_name, generation_used in used:
+                    bumps[source_name] = (None, max(generation_used, bumps.get(source_name, (None, 0))[1]))
                 for commit in commits:
-                    bumps[commit.source] = (commit.generation, commit.generation)
+                    bumps[commit.source] = (commit.generation, max(commit.generation, bumps.get(commit.source, (None, 0))[1]))
                 if bumps:
                     names = list(bumps)
                     table = pa.table(
