@@ -58,14 +58,22 @@ bench_duckdb.DATA = _find_scifact()
 def _chunks(count: int, start: int = 0, source_size: int = 1000, prefix: str = "") -> list[Chunk]:
     return [
         Chunk(
-            id=f"{prefix}d{i}:0", document_id=f"{prefix}d{i}", index=0, text=f"chunk {i}", start=0, end=8,
-            source=f"/bench/{prefix}s{i // source_size}.txt", content_hash="h",
+            id=f"{prefix}d{i}:0",
+            document_id=f"{prefix}d{i}",
+            index=0,
+            text=f"chunk {i}",
+            start=0,
+            end=8,
+            source=f"/bench/{prefix}s{i // source_size}.txt",
+            content_hash="h",
         )
         for i in range(start, start + count)
     ]
 
 
-def _fill(store: Any, vectors: np.ndarray, *, start: int = 0, source_size: int = 1000, prefix: str = "", namespace: str = NS) -> float:
+def _fill(
+    store: Any, vectors: np.ndarray, *, start: int = 0, source_size: int = 1000, prefix: str = "", namespace: str = NS
+) -> float:
     """Stage, write and commit one source per ``source_size`` chunks in one session; seconds."""
     began = time.perf_counter()
     total = len(vectors)
@@ -118,7 +126,9 @@ def bench_vectors(dsn: str, workdir: Path, size: int, rows: list[str], sweep: tu
         build = time.perf_counter() - began
         ids = [[r.chunk_id for r in duck.search(NS, q, top_k=10)] for q in queries]
         p50, p95 = _timed_queries(lambda q: duck.search(NS, q, top_k=10), queries)
-        rows.append(f"| {label} | ragloom-duckdb HNSW (m=16, ef_construction=128, ef_search=256) | {p50:.2f} | {p95:.2f} | {_recall(ids, exact_ids):.3f} | build {build:.0f} s |")
+        rows.append(
+            f"| {label} | ragloom-duckdb HNSW (m=16, ef_construction=128, ef_search=256) | {p50:.2f} | {p95:.2f} | {_recall(ids, exact_ids):.3f} | build {build:.0f} s |"
+        )
         duck.close()
         print("\n".join(rows[-2:]), flush=True)
 
@@ -150,7 +160,9 @@ def bench_vectors(dsn: str, workdir: Path, size: int, rows: list[str], sweep: tu
         ids = [[r.chunk_id for r in store.search(NS, q, top_k=10)] for q in queries]
         p50, p95 = _timed_queries(lambda q: store.search(NS, q, top_k=10), queries)  # noqa: B023
         note = f"build {build:.0f} s, index {index_bytes / 2**20:,.0f} MiB" if ef == 100 else ""
-        rows.append(f"| {label} | ragloom-pgvector HNSW (m=16, ef_construction=64, ef_search={ef}) | {p50:.2f} | {p95:.2f} | {_recall(ids, exact_ids):.3f} | {note} |")
+        rows.append(
+            f"| {label} | ragloom-pgvector HNSW (m=16, ef_construction=64, ef_search={ef}) | {p50:.2f} | {p95:.2f} | {_recall(ids, exact_ids):.3f} | {note} |"
+        )
         store.close()
         print(rows[-1], flush=True)
     _drop(dsn, schema)
@@ -190,7 +202,9 @@ def bench_ingest(dsn: str, workdir: Path, total: int, rows: list[str]) -> None:
     duck = DuckDBStore(DuckDBStoreConfig(), path=path)
     seconds = _fill(duck, vectors)
     duck.close()
-    rows.append(f"| {total:,} x {DIM} | ragloom-duckdb, 1 writer (one process per file) | {seconds:.1f} | {total / seconds:,.0f} |")
+    rows.append(
+        f"| {total:,} x {DIM} | ragloom-duckdb, 1 writer (one process per file) | {seconds:.1f} | {total / seconds:,.0f} |"
+    )
     print(rows[-1], flush=True)
     for writers, keyword in ((1, True), (4, True), (1, False)):
         schema = f"bench_ingest_{writers}_{int(keyword)}"
@@ -206,7 +220,9 @@ def bench_ingest(dsn: str, workdir: Path, total: int, rows: list[str]) -> None:
             stored = store.count(NS)
         assert stored == per_writer * writers + 10, stored
         what = "BM25 postings on" if keyword else "keyword = false"
-        rows.append(f"| {per_writer * writers:,} x {DIM} | ragloom-pgvector, {writers} writer process(es), {what} | {seconds:.1f} | {per_writer * writers / seconds:,.0f} |")
+        rows.append(
+            f"| {per_writer * writers:,} x {DIM} | ragloom-pgvector, {writers} writer process(es), {what} | {seconds:.1f} | {per_writer * writers / seconds:,.0f} |"
+        )
         print(rows[-1], flush=True)
         _drop(dsn, schema)
 
@@ -214,7 +230,16 @@ def bench_ingest(dsn: str, workdir: Path, total: int, rows: list[str]) -> None:
 def bench_keyword(dsn: str, rows: list[str]) -> None:
     corpus, queries, qrels = bench_duckdb._scifact()
     chunks = [
-        Chunk(id=f"{d['_id']}:0", document_id=d["_id"], index=0, text=f"{d['title']} {d['text']}", start=0, end=0, source="scifact", content_hash="h")
+        Chunk(
+            id=f"{d['_id']}:0",
+            document_id=d["_id"],
+            index=0,
+            text=f"{d['title']} {d['text']}",
+            start=0,
+            end=0,
+            source="scifact",
+            content_hash="h",
+        )
         for d in corpus
     ]
     vectors = np.zeros((len(chunks), 8), dtype=np.float32)
@@ -229,7 +254,9 @@ def bench_keyword(dsn: str, rows: list[str]) -> None:
         stage.commit()
     build = time.perf_counter() - began
     test_queries = [(qid, queries[qid]) for qid in qrels]
-    scores = [ndcg_at_k([r.document_id for r in store.keyword_search(NS, text, top_k=10)], qrels[qid], 10) for qid, text in test_queries]
+    scores = [
+        ndcg_at_k([r.document_id for r in store.keyword_search(NS, text, top_k=10)], qrels[qid], 10) for qid, text in test_queries
+    ]
     texts = list(queries.values())
     store.keyword_search(NS, texts[0], top_k=10)
     began = time.perf_counter()
@@ -302,7 +329,10 @@ def main(argv: list[str] | None = None) -> int:
             rows: list[str] = []
             if "vectors" not in args.skip:
                 print("\n## Top-10 vector search (50 SciFact queries, hash embedder)\n")
-                print("| vectors | method | p50 ms | p95 ms | recall@10 vs exact | notes |\n| --- | --- | ---: | ---: | ---: | --- |", flush=True)
+                print(
+                    "| vectors | method | p50 ms | p95 ms | recall@10 vs exact | notes |\n| --- | --- | ---: | ---: | ---: | --- |",
+                    flush=True,
+                )
                 bench_vectors(dsn, workdir, args.size, rows, tuple(args.ef_sweep), duckdb=not args.no_duckdb)
             if "keyword" not in args.skip:
                 rows = []

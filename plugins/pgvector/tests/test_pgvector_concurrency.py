@@ -74,7 +74,9 @@ def _stored(store: PgVectorStore) -> dict[str, list[Any]]:
     return {s: sorted(v) for s, v in by_source.items()}
 
 
-def test_four_writers_twice_with_edits_exact_and_readers_never_see_a_source_missing(pg: Any, pg_schema: str, tmp_path: Path) -> None:
+def test_four_writers_twice_with_edits_exact_and_readers_never_see_a_source_missing(
+    pg: Any, pg_schema: str, tmp_path: Path
+) -> None:
     root = tmp_path / "corpus"
     _write_corpus(root, 1)
     first = _expected(root)

@@ -59,7 +59,9 @@ def _versions(store: PgVectorStore) -> dict[str, str]:
     return {r.source: r.text.split()[3].rstrip(":") for r in results}
 
 
-def test_connection_killed_mid_ingest_is_a_clear_error_keeps_old_generation_and_retry_succeeds(pg: Any, pg_schema: str, tmp_path: Path) -> None:
+def test_connection_killed_mid_ingest_is_a_clear_error_keeps_old_generation_and_retry_succeeds(
+    pg: Any, pg_schema: str, tmp_path: Path
+) -> None:
     root = tmp_path / "docs"
     _corpus(root, 1)
     store = PgVectorStore(PgVectorStoreConfig(schema=pg_schema), dsn=pg.dsn)
@@ -90,7 +92,9 @@ def test_server_restart_between_queries_the_pool_recovers(pg: Any, pg_schema: st
     try:
         from ragloom.types import Chunk
 
-        chunks = [Chunk(id=f"d:{i}", document_id="d", index=i, text=f"lamp {i}", start=0, end=6, source="/r.md") for i in range(5)]
+        chunks = [
+            Chunk(id=f"d:{i}", document_id="d", index=i, text=f"lamp {i}", start=0, end=6, source="/r.md") for i in range(5)
+        ]
         with store.session(NS) as session:
             stage = session.stage("/r.md")
             stage.write(chunks, np.eye(5, 8, dtype=np.float32) + 0.1)
@@ -99,7 +103,9 @@ def test_server_restart_between_queries_the_pool_recovers(pg: Any, pg_schema: st
         if pg.server is not None:
             pg.restart()
         else:  # an external server cannot be restarted from here: cut every connection as a restart does
-            pg.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND datname = current_database()")
+            pg.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND datname = current_database()"
+            )
         after = [r.chunk_id for r in store.search(NS, np.eye(8)[0], top_k=3)]
         assert after == before
         assert [r.chunk_id for r in store.keyword_search(NS, "lamp", top_k=10)] != []

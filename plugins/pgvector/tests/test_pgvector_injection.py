@@ -13,7 +13,7 @@ from ragloom_pgvector import PgVectorStore, PgVectorStoreConfig
 
 PAYLOADS = [
     "x'; DROP TABLE chunks; --",
-    "x\"; DROP TABLE sources; --",
+    'x"; DROP TABLE sources; --',
     "') OR ('1'='1",
     "%s %(ns)s {s} $1",
     "ns\\'; SELECT pg_sleep(5); --",
@@ -23,7 +23,17 @@ PAYLOADS = [
 
 def _chunks(source: str, texts: list[str], metadata: dict[str, Any]) -> list[Chunk]:
     return [
-        Chunk(id=f"{source}#:{i}", document_id=f"{source}#", index=i, text=t, start=0, end=len(t), source=source, metadata=metadata, tags=("t'ag",))
+        Chunk(
+            id=f"{source}#:{i}",
+            document_id=f"{source}#",
+            index=i,
+            text=t,
+            start=0,
+            end=len(t),
+            source=source,
+            metadata=metadata,
+            tags=("t'ag",),
+        )
         for i, t in enumerate(texts)
     ]
 

@@ -21,7 +21,16 @@ def _chunks(source: str, count: int, rng: np.random.Generator, start: int = 0) -
     for i in range(count):
         text = " ".join(rng.choice(WORDS, size=int(rng.integers(3, 30))))
         chunks.append(
-            Chunk(id=f"{source}#:{start + i}", document_id=f"{source}#", index=start + i, text=text, start=0, end=len(text), source=source, metadata={"n": i % 5})
+            Chunk(
+                id=f"{source}#:{start + i}",
+                document_id=f"{source}#",
+                index=start + i,
+                text=text,
+                start=0,
+                end=len(text),
+                source=source,
+                metadata={"n": i % 5},
+            )
         )
     return chunks
 

@@ -93,7 +93,9 @@ class Postings:
         return COPY_HEADER + records.tobytes() + COPY_TRAILER
 
 
-def postings(analyzer: Analyzer, keys: TermKeys, namespace: str, texts: Sequence[str], row_ids: np.ndarray) -> tuple[Postings, np.ndarray]:
+def postings(
+    analyzer: Analyzer, keys: TermKeys, namespace: str, texts: Sequence[str], row_ids: np.ndarray
+) -> tuple[Postings, np.ndarray]:
     """The postings of ``texts`` (row ``row_ids[i]`` holds ``texts[i]``) and each text's length in terms."""
     token_lists = analyzer.tokens_many(texts)
     lengths = np.fromiter((len(t) for t in token_lists), dtype=np.int64, count=len(token_lists))
@@ -133,13 +135,19 @@ scored AS (SELECT h.row_id, sum(h.qtf * ln(1 + (stats.n - h.df + 0.5) / (h.df + 
 """
 
 #: Top-k BM25 of a namespace without a filter: the top k first, then their rows.
-BM25_SQL = _SCORED + """, top AS (SELECT row_id, score FROM scored ORDER BY score DESC, row_id LIMIT %(top_k)s)
+BM25_SQL = (
+    _SCORED
+    + """, top AS (SELECT row_id, score FROM scored ORDER BY score DESC, row_id LIMIT %(top_k)s)
 SELECT {columns}, t.score FROM top t JOIN {s}.chunks c ON c.row_id = t.row_id ORDER BY t.score DESC, c.row_id
 """
+)
 
 #: Top-k BM25 with a filter (``{where}`` on ``c``) applied before the limit.
-BM25_FILTERED_SQL = _SCORED + """
+BM25_FILTERED_SQL = (
+    _SCORED
+    + """
 SELECT {columns}, s.score FROM scored s JOIN {s}.chunks c ON c.row_id = s.row_id
 WHERE c.namespace = %(namespace)s AND {where}
 ORDER BY s.score DESC, c.row_id LIMIT %(top_k)s
 """
+)

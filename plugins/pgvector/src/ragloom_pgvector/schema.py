@@ -90,7 +90,9 @@ def ensure_extension(cursor: Any, *, create: bool) -> None:
             else "the server has no pgvector package: install pgvector on the server (or use a managed PostgreSQL "
             "offering it), then run CREATE EXTENSION vector;"
         )
-        raise StoreError(f"cannot create the pgvector extension in database {database!r} ({exc.diag.message_primary or exc}); {hint}") from exc
+        raise StoreError(
+            f"cannot create the pgvector extension in database {database!r} ({exc.diag.message_primary or exc}); {hint}"
+        ) from exc
 
 
 def migrate(cursor: Any, schema: str) -> tuple[int, int | None]:
@@ -103,9 +105,7 @@ def migrate(cursor: Any, schema: str) -> tuple[int, int | None]:
     exists = cursor.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", [schema]).fetchone()
     if exists is None:
         cursor.execute(qualified(schema, "CREATE SCHEMA {s}"))
-    tables = {
-        r[0] for r in cursor.execute("SELECT tablename FROM pg_tables WHERE schemaname = %s", [schema]).fetchall()
-    }
+    tables = {r[0] for r in cursor.execute("SELECT tablename FROM pg_tables WHERE schemaname = %s", [schema]).fetchall()}
     if "schema_version" not in tables:
         foreign = tables & {"meta", "sources", "chunks", "postings"}
         if foreign:
@@ -113,7 +113,12 @@ def migrate(cursor: Any, schema: str) -> tuple[int, int | None]:
                 f"PostgreSQL schema {schema!r} holds tables ({', '.join(sorted(foreign))}) but no ragloom schema_version; "
                 "choose another [store] schema"
             )
-        cursor.execute(qualified(schema, "CREATE TABLE {s}.schema_version (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now(), package text NOT NULL)"))
+        cursor.execute(
+            qualified(
+                schema,
+                "CREATE TABLE {s}.schema_version (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now(), package text NOT NULL)",
+            )
+        )
     current = cursor.execute(qualified(schema, "SELECT coalesce(max(version), 0) FROM {s}.schema_version")).fetchone()[0]
     if current > SCHEMA_VERSION:
         raise StoreError(
@@ -139,7 +144,9 @@ def add_vector_column(cursor: Any, schema: str, dim: int) -> int:
     if row is not None:
         return int(row[0])
     cursor.execute(
-        sql.SQL("ALTER TABLE {s}.chunks ADD COLUMN vector vector({d}) NOT NULL").format(s=sql.Identifier(schema), d=sql.Literal(int(dim)))
+        sql.SQL("ALTER TABLE {s}.chunks ADD COLUMN vector vector({d}) NOT NULL").format(
+            s=sql.Identifier(schema), d=sql.Literal(int(dim))
+        )
     )
     cursor.execute(qualified(schema, "INSERT INTO {s}.meta VALUES ('dimension', %s)"), [str(int(dim))])
     return int(dim)
@@ -161,7 +168,7 @@ def create_hnsw_index(cursor: Any, schema: str, *, m: int, ef_construction: int)
     if hnsw_index_exists(cursor, schema):
         return
     cursor.execute(
-        sql.SQL("CREATE INDEX IF NOT EXISTS chunks_hnsw ON {s}.chunks USING hnsw (vector vector_cosine_ops) WITH (m = {m}, ef_construction = {ef})").format(
-            s=sql.Identifier(schema), m=sql.Literal(int(m)), ef=sql.Literal(int(ef_construction))
-        )
+        sql.SQL(
+            "CREATE INDEX IF NOT EXISTS chunks_hnsw ON {s}.chunks USING hnsw (vector vector_cosine_ops) WITH (m = {m}, ef_construction = {ef})"
+        ).format(s=sql.Identifier(schema), m=sql.Literal(int(m)), ef=sql.Literal(int(ef_construction)))
     )

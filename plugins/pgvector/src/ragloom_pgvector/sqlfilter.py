@@ -40,17 +40,13 @@ class _Builder:
             return f"coalesce({self._value(key)} = {self.bind('true' if value else 'false')}::jsonb, false)"
         if isinstance(value, (int, float)):
             # CASE guards the cast: only a JSON number is ever cast to a number
-            return (
-                f"coalesce(CASE WHEN {self._typed(key, 'number')} THEN {self._text(key)}::float8 = {self.bind(float(value))}::float8 END, false)"
-            )
+            return f"coalesce(CASE WHEN {self._typed(key, 'number')} THEN {self._text(key)}::float8 = {self.bind(float(value))}::float8 END, false)"
         return f"coalesce({self._typed(key, 'string')} AND {self._text(key)} = {self.bind(str(value))}::text, false)"
 
     def _metadata_order(self, key: str, op: str, value: Any) -> str:
         sql_op = _ORDER[op]
         if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return (
-                f"coalesce(CASE WHEN {self._typed(key, 'number')} THEN {self._text(key)}::float8 {sql_op} {self.bind(float(value))}::float8 END, false)"
-            )
+            return f"coalesce(CASE WHEN {self._typed(key, 'number')} THEN {self._text(key)}::float8 {sql_op} {self.bind(float(value))}::float8 END, false)"
         if isinstance(value, str):
             return f'coalesce({self._typed(key, "string")} AND {self._text(key)} COLLATE "C" {sql_op} {self.bind(value)}::text, false)'
         return "false"

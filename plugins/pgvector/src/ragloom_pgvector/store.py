@@ -49,7 +49,25 @@ _COPY_COLUMNS = (
     "row_id, namespace, source, generation, document_id, chunk_id, chunk_index, text, start_offset, end_offset, "
     "metadata, tags, content_hash, metadata_hash, doc_length, vector"
 )
-_COPY_TYPES = ["int8", "text", "text", "int8", "text", "text", "int4", "text", "int8", "int8", "jsonb", "text[]", "text", "text", "int4", "vector"]
+_COPY_TYPES = [
+    "int8",
+    "text",
+    "text",
+    "int8",
+    "text",
+    "text",
+    "int4",
+    "text",
+    "int8",
+    "int8",
+    "jsonb",
+    "text[]",
+    "text",
+    "text",
+    "int4",
+    "vector",
+]
+
 
 def _state(generation: int, next_generation: int, documents: dict[str, str], metadata: dict[str, str]) -> SourceState:
     return SourceState(generation=generation, next_generation=next_generation, documents=documents, metadata=metadata)
@@ -172,7 +190,9 @@ class PgVectorStore:
         except RagloomError:
             raise
         except PoolTimeout as exc:
-            raise StoreError(f"{self._where}: {action} failed: no database connection within {self.config.connect_timeout:g} s ({exc})") from exc
+            raise StoreError(
+                f"{self._where}: {action} failed: no database connection within {self.config.connect_timeout:g} s ({exc})"
+            ) from exc
         except psycopg.Error as exc:
             raise StoreError(f"{self._where}: {action} failed: {_pg_message(exc)}") from exc
 
@@ -188,7 +208,9 @@ class PgVectorStore:
             cursor = conn.cursor()
             if schema_mod.hnsw_index_exists(cursor, self.schema):
                 return
-            _log.info("%s: building the HNSW index (m=%d, ef_construction=%d)", self._where, self.config.m, self.config.ef_construction)
+            _log.info(
+                "%s: building the HNSW index (m=%d, ef_construction=%d)", self._where, self.config.m, self.config.ef_construction
+            )
             cursor.execute("SET LOCAL maintenance_work_mem = '512MB'")
             schema_mod.create_hnsw_index(cursor, self.schema, m=self.config.m, ef_construction=self.config.ef_construction)
             cursor.execute(self._sql("ANALYZE {s}.chunks"))
@@ -293,7 +315,9 @@ class PgVectorStore:
         with self._errors("planning"), self._connection() as conn:
             return "hnsw" if self._uses_hnsw(conn, namespace, filter, exact) else "exact"
 
-    def explain(self, namespace: str, vector: np.ndarray, *, top_k: int, filter: FilterNode | None = None, exact: bool = False) -> str:
+    def explain(
+        self, namespace: str, vector: np.ndarray, *, top_k: int, filter: FilterNode | None = None, exact: bool = False
+    ) -> str:
         """PostgreSQL's plan of the query ``search`` runs first (for operators and tests)."""
         with self._errors("explain"), self._connection() as conn, conn.transaction():
             query = self._check_query(vector, conn)
@@ -332,7 +356,14 @@ class PgVectorStore:
 
     @_reconnecting
     def search(
-        self, namespace: str, vector: np.ndarray, *, top_k: int, filter: FilterNode | None = None, exact: bool = False, ef_search: int | None = None
+        self,
+        namespace: str,
+        vector: np.ndarray,
+        *,
+        top_k: int,
+        filter: FilterNode | None = None,
+        exact: bool = False,
+        ef_search: int | None = None,
     ) -> list[Result]:
         """Top-k committed chunks by cosine similarity, best first.
 
@@ -354,7 +385,9 @@ class PgVectorStore:
                 rows = conn.execute(statement, params).fetchall()
         return [_result(row, row[8]) for row in rows]
 
-    def _search_hnsw(self, conn: Any, namespace: str, query: np.ndarray, top_k: int, total: int, ef_search: int) -> list[Result] | None:
+    def _search_hnsw(
+        self, conn: Any, namespace: str, query: np.ndarray, top_k: int, total: int, ef_search: int
+    ) -> list[Result] | None:
         """HNSW answer, or None when too few of the index's candidates belong to the namespace."""
         wanted = min(top_k, total)
         ef = max(int(ef_search), top_k)
@@ -423,12 +456,15 @@ class PgVectorStore:
         """Sources with committed chunks, sorted."""
         with self._errors("listing sources"), self._connection() as conn:
             rows = conn.execute(
-                self._sql('SELECT source FROM {s}.sources WHERE namespace = %s AND chunks > 0 ORDER BY source COLLATE "C"'), [namespace]
+                self._sql('SELECT source FROM {s}.sources WHERE namespace = %s AND chunks > 0 ORDER BY source COLLATE "C"'),
+                [namespace],
             ).fetchall()
         return [r[0] for r in rows]
 
     def _count(self, conn: Any, namespace: str) -> int:
-        row = conn.execute(self._sql("SELECT coalesce(sum(chunks), 0) FROM {s}.sources WHERE namespace = %s"), [namespace]).fetchone()
+        row = conn.execute(
+            self._sql("SELECT coalesce(sum(chunks), 0) FROM {s}.sources WHERE namespace = %s"), [namespace]
+        ).fetchone()
         return int(row[0])
 
     @_reconnecting
@@ -442,10 +478,14 @@ class PgVectorStore:
         """Chunks, sources and documents of the namespace; dimension, index, table sizes."""
         with self._errors("stats"), self._connection() as conn:
             chunks, sources = conn.execute(
-                self._sql("SELECT coalesce(sum(chunks), 0), count(*) FILTER (WHERE chunks > 0) FROM {s}.sources WHERE namespace = %s"), [namespace]
+                self._sql(
+                    "SELECT coalesce(sum(chunks), 0), count(*) FILTER (WHERE chunks > 0) FROM {s}.sources WHERE namespace = %s"
+                ),
+                [namespace],
             ).fetchone()
             documents = conn.execute(
-                self._sql("SELECT count(*) FROM (SELECT DISTINCT source, document_id FROM {s}.chunks WHERE namespace = %s) d"), [namespace]
+                self._sql("SELECT count(*) FROM (SELECT DISTINCT source, document_id FROM {s}.chunks WHERE namespace = %s) d"),
+                [namespace],
             ).fetchone()[0]
             sizes = dict(
                 conn.execute(
@@ -486,7 +526,8 @@ class PgVectorStore:
             touched = [
                 r[0]
                 for r in conn.execute(
-                    self._sql(f"SELECT DISTINCT c.source FROM {{s}}.chunks c WHERE c.namespace = %s AND {where}"), [namespace, *params]
+                    self._sql(f"SELECT DISTINCT c.source FROM {{s}}.chunks c WHERE c.namespace = %s AND {where}"),
+                    [namespace, *params],
                 ).fetchall()
             ]
             if not touched:
@@ -601,9 +642,7 @@ class PgVectorSession:
             self._in_transaction = True
         return self._conn
 
-    _GENERATION = (
-        "SELECT CASE WHEN v >= %s THEN v ELSE setval('{s}.generations', %s) END{lock} FROM nextval('{s}.generations') v"
-    )
+    _GENERATION = "SELECT CASE WHEN v >= %s THEN v ELSE setval('{s}.generations', %s) END{lock} FROM nextval('{s}.generations') v"
 
     def _generation(self, state: SourceState) -> int:
         """A generation number above every one handed out (crashed runs included) and ``state.next_generation``."""
@@ -789,9 +828,22 @@ class PgVectorStage:
                 for i, chunk in enumerate(chunks):
                     copy.write_row(
                         (
-                            int(row_ids[i]), namespace, chunk.source, generation, chunk.document_id, chunk.id, chunk.index,
-                            chunk.text, chunk.start, chunk.end, Jsonb(chunk.metadata, dumps=_dumps),
-                            list(chunk.tags), chunk.content_hash, chunk.metadata_hash, int(lengths[i]), normalized[i],
+                            int(row_ids[i]),
+                            namespace,
+                            chunk.source,
+                            generation,
+                            chunk.document_id,
+                            chunk.id,
+                            chunk.index,
+                            chunk.text,
+                            chunk.start,
+                            chunk.end,
+                            Jsonb(chunk.metadata, dumps=_dumps),
+                            list(chunk.tags),
+                            chunk.content_hash,
+                            chunk.metadata_hash,
+                            int(lengths[i]),
+                            normalized[i],
                         )
                     )
             if found is not None and len(found):
@@ -807,7 +859,9 @@ class PgVectorStage:
             return
         data = Postings.concat(self._postings).copy_data()
         self._postings, self._buffered = [], 0
-        with cursor.copy(self._session.store._sql("COPY {s}.postings (term_key, row_id, tf, dl) FROM STDIN (FORMAT BINARY)")) as copy:
+        with cursor.copy(
+            self._session.store._sql("COPY {s}.postings (term_key, row_id, tf, dl) FROM STDIN (FORMAT BINARY)")
+        ) as copy:
             copy.write(data)
 
     def keep(self, document_ids: Collection[str]) -> None:
@@ -857,7 +911,9 @@ class PgVectorStage:
                 },
             ).fetchone()[0]
             if copied != len({c.id for c in chunks}):
-                raise StoreError(f"update_metadata of {self.source}: {len(chunks) - copied} chunk id(s) are not stored for this source")
+                raise StoreError(
+                    f"update_metadata of {self.source}: {len(chunks) - copied} chunk id(s) are not stored for this source"
+                )
         self._carried.update(c.document_id for c in chunks)
 
     def commit(self) -> int:
@@ -886,8 +942,11 @@ class PgVectorStage:
                         "SELECT count(*) FILTER (WHERE NOT (document_id = ANY(%(carried)s::text[]))) FROM gone"
                     ),
                     {
-                        "ns": session.namespace, "source": self.source, "gen": self.generation,
-                        "keep": sorted(self._keep), "carried": sorted(self._carried),
+                        "ns": session.namespace,
+                        "source": self.source,
+                        "gen": self.generation,
+                        "keep": sorted(self._keep),
+                        "carried": sorted(self._carried),
                         "pt": buffered.terms.tolist() if buffered is not None else [],
                         "pr": buffered.rows.tolist() if buffered is not None else [],
                         "ptf": buffered.tfs.tolist() if buffered is not None else [],
