@@ -56,6 +56,8 @@ bench_duckdb.DATA = _find_scifact()
 
 
 def _chunks(count: int, start: int = 0, source_size: int = 1000, prefix: str = "") -> list[Chunk]:
+    """``count`` one-chunk documents of one source (named after the first chunk's block)."""
+    source = f"/bench/{prefix}s{start // source_size}.txt"
     return [
         Chunk(
             id=f"{prefix}d{i}:0",
@@ -64,7 +66,7 @@ def _chunks(count: int, start: int = 0, source_size: int = 1000, prefix: str = "
             text=f"chunk {i}",
             start=0,
             end=8,
-            source=f"/bench/{prefix}s{i // source_size}.txt",
+            source=source,
             content_hash="h",
         )
         for i in range(start, start + count)
