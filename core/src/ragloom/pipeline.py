@@ -152,7 +152,11 @@ class Pipeline:
         return tally.result()
 
     def _ingest_target(self, target: str, loader_name: str | None, tags: tuple[str, ...], tally: _Tally, progress: ProgressCallback | None) -> None:
-        resolved = resolve_source(target, self.config.base_dir)
+        try:
+            resolved = resolve_source(target, self.config.base_dir)
+        except LoaderError as exc:
+            self._fail(exc, tally)
+            return
         url = is_url(resolved)
         if not url and not os.path.exists(resolved):
             self._fail(LoaderError("no such file or directory", source=resolved), tally)
