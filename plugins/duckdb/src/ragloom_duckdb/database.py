@@ -125,7 +125,7 @@ class Database:
                 self.con.execute("USE ragloom_store")
         except duckdb.Error as exc:
             self.con.close()
-            raise _open_error(path, exc) from exc
+            raise _open_error(path, exc, read_only=read_only) from exc
         except BaseException:
             self.con.close()
             raise
@@ -172,8 +172,23 @@ class Database:
         self.con.close()
 
 
-def _open_error(path: str, exc: Exception) -> StoreError:
+def _held_by_readers(path: str) -> bool:
+    """True when the file can be opened read-only now: whoever holds its lock only reads."""
+    try:
+        probe = _import_duckdb().connect(path, read_only=True)
+    except Exception:  # noqa: BLE001 - any failure means a writer holds it (or it cannot be read at all)
+        return False
+    probe.close()
+    return True
+
+
+def _open_error(path: str, exc: Exception, *, read_only: bool = False) -> StoreError:
     text = str(exc)
+    if "lock" in text.lower() and not read_only and _held_by_readers(path):
+        return StoreError(
+            f"DuckDB store {path} is open read-only in another process ({text.strip().splitlines()[0]}); "
+            "a writer needs the file to itself: close the readers first, or open this one with read_only = true in [store]"
+        )
     if "lock" in text.lower():
         return StoreError(
             f"DuckDB store {path} is open for writing in another process ({text.strip().splitlines()[0]}); "
