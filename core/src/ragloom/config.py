@@ -305,6 +305,8 @@ class PipelineConfig:
             raise ConfigError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", file=str(file)) from None
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"invalid TOML: {exc}", file=str(file)) from None
+        except RecursionError:
+            raise ConfigError("invalid TOML: arrays or tables nested too deeply", file=str(file)) from None
         return cls.from_dict(data, registry=registry, base_dir=file.resolve().parent, file=str(file))
 
     @classmethod

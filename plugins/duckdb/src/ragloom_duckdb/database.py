@@ -119,7 +119,7 @@ class Database:
                 if read_only and not os.path.exists(path):
                     raise StoreError(f"cannot open DuckDB store {path} read-only: no such file")
                 if not read_only:
-                    Path(path).parent.mkdir(parents=True, exist_ok=True)
+                    _make_parent(path)
                 mode = " (READ_ONLY)" if read_only else ""
                 self.con.execute(f"ATTACH {_quote(path)} AS ragloom_store{mode}")
                 self.con.execute("USE ragloom_store")
@@ -172,6 +172,14 @@ class Database:
         self.con.close()
 
 
+def _make_parent(path: str) -> None:
+    """Create the folder of a store file; StoreError when the machine refuses (under /proc, a parent that is a file)."""
+    try:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreError(f"cannot create the folder of DuckDB store {path}: {exc.strerror or exc} ({exc.filename})") from None
+
+
 def _held_by_readers(path: str) -> bool:
     """True when the file can be opened read-only now: whoever holds its lock only reads."""
     try:
@@ -200,6 +208,8 @@ def _open_error(path: str, exc: Exception, *, read_only: bool = False) -> StoreE
 
 def acquire(path: str, *, read_only: bool, threads: int | None) -> Database:
     """The shared Database of ``path`` (opened on first use)."""
+    if "\x00" in path:
+        raise StoreError(f"DuckDB store path {path!r} contains a NUL byte")
     if path == ":memory:":
         database = Database(path, read_only=False, threads=threads)
         database.refs = 1
