@@ -26,7 +26,7 @@ from cattrs.errors import (
     IterableValidationError,
 )
 
-from ragloom.errors import ConfigError
+from ragloom.errors import ConfigError, short_repr
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -170,7 +170,7 @@ def _describe(exc: BaseException, value: Any, path: str, expected: Any, lines: l
         message = str(exc).strip("'\"") if isinstance(exc, KeyError) else str(exc)
         if typing.get_origin(expected) is Literal:
             message = ""
-        shown = "" if value is _MISSING else f"invalid value {value!r} @ {path}: "
+        shown = "" if value is _MISSING else f"invalid value {short_repr(value)} @ {path}: "
         if not shown:
             shown = f"invalid @ {path}: "
         if expected is not None and not message.startswith("expected"):
@@ -194,7 +194,7 @@ def _refuse_strings_for_lists(config_cls: type | None, options: dict[str, Any], 
     except Exception:  # noqa: BLE001 - unresolvable annotations: leave it to cattrs
         return
     problems = [
-        f"invalid value {options[field.name]!r} @ {path}.{field.name}: expected {_type_name(hints[field.name])}"
+        f"invalid value {short_repr(options[field.name])} @ {path}.{field.name}: expected {_type_name(hints[field.name])}"
         for field in attrs.fields(config_cls)
         if field.name in options and isinstance(options[field.name], str) and field.name in hints and _is_sequence_type(hints[field.name])
     ]
@@ -205,7 +205,7 @@ def _refuse_strings_for_lists(config_cls: type | None, options: dict[str, Any], 
 def structure_options(config_cls: type | None, options: dict[str, Any], *, path: str) -> Any:
     """Validate a component's options into its config class (``None``: no options allowed)."""
     if not isinstance(options, dict):
-        raise ConfigError(f"invalid value {options!r} @ {path}: expected a table")
+        raise ConfigError(f"invalid value {short_repr(options)} @ {path}: expected a table")
     _refuse_strings_for_lists(config_cls, options, path)
     if config_cls is None:
         if options:
@@ -332,7 +332,7 @@ class PipelineConfig:
     @classmethod
     def _from_dict(cls, data: dict[str, Any], registry: Registry, base_dir: Path, file: str | None) -> PipelineConfig:
         if not isinstance(data, dict):
-            raise ConfigError(f"invalid value {data!r} @ $: expected a table")
+            raise ConfigError(f"invalid value {short_repr(data)} @ $: expected a table")
         problems: list[str] = []
         for key in data:
             if key not in TOP_LEVEL_KEYS:
@@ -363,7 +363,7 @@ class PipelineConfig:
 
 def _parse_sources(sources: Any, registry: Registry) -> tuple[SourceConfig, ...]:
     if not isinstance(sources, list):
-        raise ConfigError(f"invalid value {sources!r} @ $.sources: expected an array of tables [[sources]]")
+        raise ConfigError(f"invalid value {short_repr(sources)} @ $.sources: expected an array of tables [[sources]]")
     parsed = []
     for i, item in enumerate(sources):
         source = structure_options(SourceConfig, item, path=f"$.sources[{i}]")
@@ -385,13 +385,13 @@ def parse_component(stage: str, table: Any, registry: Registry, *, path: str) ->
     if isinstance(table, str):
         table = {"type": table}
     if not isinstance(table, dict):
-        raise ConfigError(f"invalid value {table!r} @ {path}: expected a table with 'type'")
+        raise ConfigError(f"invalid value {short_repr(table)} @ {path}: expected a table with 'type'")
     options = dict(table)
     name = options.pop("type", DEFAULT_TYPES.get(stage))
     if name is None:
         raise ConfigError(f"missing required key @ {path}.type (installed: {', '.join(registry.names(stage))})")
     if not isinstance(name, str):
-        raise ConfigError(f"invalid value {name!r} @ {path}.type: expected a string")
+        raise ConfigError(f"invalid value {short_repr(name)} @ {path}.type: expected a string")
     registry.get(stage, name, path=f"{path}.type")
     return ComponentSpec(type=name, config=registry.structure_config(stage, name, options, path=path))
 
@@ -399,7 +399,7 @@ def parse_component(stage: str, table: Any, registry: Registry, *, path: str) ->
 def parse_loader_options(table: Any, registry: Registry) -> dict[str, Any]:
     """``[loaders.<name>]`` tables -> {name: validated config}."""
     if not isinstance(table, dict):
-        raise ConfigError(f"invalid value {table!r} @ $.loaders: expected a table of loader tables")
+        raise ConfigError(f"invalid value {short_repr(table)} @ $.loaders: expected a table of loader tables")
     out: dict[str, Any] = {}
     for name, options in table.items():
         registry.get("loader", name, path=f"$.loaders.{name}")

@@ -21,13 +21,12 @@ Booleans are not numbers.
 
 from __future__ import annotations
 
-import reprlib
 from collections.abc import Callable, Mapping
 from typing import Any, Union
 
 import attrs
 
-from ragloom.errors import FilterError
+from ragloom.errors import FilterError, short_repr
 
 RESERVED_KEYS = ("source", "document_id", "tags")
 COMPARISONS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte")
@@ -41,9 +40,7 @@ Scalar = Union[str, int, float, bool]
 #: Deepest nesting of ``$and`` / ``$or`` a filter may have (hostile input must not exhaust the stack).
 MAX_DEPTH = 32
 
-_short = reprlib.Repr()
-_short.maxstring = _short.maxother = 80
-_show = _short.repr
+_show = short_repr
 
 
 @attrs.frozen

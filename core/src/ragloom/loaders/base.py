@@ -57,6 +57,10 @@ def resolve_source(source: str | os.PathLike[str], base_dir: Path | None = None)
         text = text[len("file://") :]
     if "\x00" in text:
         raise LoaderError("path contains a NUL byte", source=text.replace("\x00", "\\0"))
+    try:
+        os.fsencode(text)
+    except UnicodeEncodeError:
+        raise LoaderError("path is not valid Unicode (a lone surrogate)", source=text.encode("utf-8", "backslashreplace").decode("utf-8")) from None
     path = Path(text).expanduser()
     if not path.is_absolute() and base_dir is not None:
         path = base_dir / path
