@@ -80,7 +80,7 @@ def test_a_cut_inside_a_long_word_never_retokenizes_over_size(overlap: int) -> N
     starts = load_token_starts(str(MINILM_TOKENIZER))[0]
     rng = random.Random(1)
     checked = 0
-    for _ in range(150):
+    for _ in range(40):
         word = "".join(rng.choice("abcdefghijklmnopqrstuvwxyzéü") for _ in range(rng.randint(20, 200)))
         text = f"Intro words here {word} and the end."
         size = rng.randint(2, 12)
@@ -88,4 +88,4 @@ def test_a_cut_inside_a_long_word_never_retokenizes_over_size(overlap: int) -> N
         for start, end in chunker.spans(text):
             assert len(starts(text[start:end])) <= size, (size, text[start:end])
             checked += 1
-    assert checked > 500
+    assert checked > 150
