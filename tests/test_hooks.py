@@ -30,6 +30,10 @@ type = "longest"
 [reranker]
 type = "reverse"
 top_n = 2
+
+[llm]
+type = "echo"
+prefix = "echo: "
 """,
         encoding="utf-8",
     )
@@ -43,3 +47,4 @@ top_n = 2
     many = pipeline.query("lamp")
     assert len(many) == 2  # the reranker's top_n
     assert len(many[0].text) <= len(many[1].text)  # reversed longest-first order
+    assert pipeline.llm is not None and pipeline.llm.generate("a\nlamp") == "echo: LAMP"  # [llm] from register_llms

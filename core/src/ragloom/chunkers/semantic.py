@@ -29,7 +29,7 @@ import attrs
 import numpy as np
 
 from ragloom.chunkers.base import fingerprint_of, spans_to_chunks, trim_span
-from ragloom.chunkers.sentence import sentence_pieces
+from ragloom.chunkers.sentences import sentence_pieces
 from ragloom.embedders.base import embed_in_batches
 from ragloom.errors import ConfigError
 from ragloom.types import Chunk, Document

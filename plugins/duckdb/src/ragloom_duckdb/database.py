@@ -20,7 +20,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from ragloom.errors import StoreError
+from ragloom.plugin import StoreError
 
 SCHEMA_NAME = "ragloom-duckdb"
 SCHEMA_VERSION = 1

@@ -25,11 +25,20 @@ from typing import Any
 
 import numpy as np
 
-from ragloom.errors import DimensionMismatchError, RagloomError, StoreError
-from ragloom.filters import FilterNode
-from ragloom.keyword import BM25Index
-from ragloom.stores.base import KEYWORD_SEARCH, VECTORS, SourceState, check_write, normalize_rows
-from ragloom.types import Chunk, Result
+from ragloom.plugin import (
+    KEYWORD_SEARCH,
+    VECTORS,
+    BM25Index,
+    Chunk,
+    DimensionMismatchError,
+    FilterNode,
+    RagloomError,
+    Result,
+    SourceState,
+    StoreError,
+    check_write,
+    normalize_rows,
+)
 from ragloom_duckdb.config import DuckDBStoreConfig
 from ragloom_duckdb.database import SCHEMA_VERSION, Database, StagedRows, acquire, release
 from ragloom_duckdb.mirror import Payload, VectorMirror

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragloom.hookspecs import hookimpl
+from ragloom.plugin import hookimpl
 from ragloom_sentence_transformers.cross_encoder import CrossEncoderConfig, CrossEncoderReranker, build_cross_encoder
 from ragloom_sentence_transformers.embedder import SentenceTransformersConfig, SentenceTransformersEmbedder, build_embedder
 

@@ -6,8 +6,7 @@ from typing import Literal
 
 import attrs
 
-from ragloom.config import Secret
-from ragloom.loaders.base import DEFAULT_MAX_TEXT_CHARS
+from ragloom.plugin import DEFAULT_MAX_TEXT_CHARS, Secret
 from ragloom_web.addresses import parse_networks
 
 DEFAULT_USER_AGENT = "ragloom-web/0.1 (+https://pypi.org/project/ragloom-web/)"

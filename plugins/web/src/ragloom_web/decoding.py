@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator
 
 import brotli
 
-from ragloom.errors import WebLoaderError
+from ragloom.plugin import WebLoaderError
 
 PIECE = 64 * 1024
 ACCEPT_ENCODING = "gzip, deflate, br"

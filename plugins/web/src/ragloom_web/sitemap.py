@@ -10,7 +10,7 @@ import xml.etree.ElementTree as ElementTree
 
 import attrs
 
-from ragloom.errors import WebLoaderError
+from ragloom.plugin import WebLoaderError
 
 
 @attrs.frozen(kw_only=True)
