@@ -34,8 +34,6 @@ private and may change without notice. What is here, by job:
 Conformance suites for your components are in :mod:`ragloom.testing`.
 """
 
-from __future__ import annotations
-
 from ragloom.chunkers.base import fingerprint_of, spans_to_chunks
 from ragloom.embedders.base import DEFAULT_BATCH_SIZE, batched, check_embeddings, embed_in_batches
 from ragloom.errors import (
