@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # imported when a client is built
     import httpx
 
     from ragloom.plugins import BuildContext
+    from ragloom.protocols import LLMLike
 
 
 @attrs.frozen(kw_only=True)
@@ -92,7 +93,7 @@ def register_llms(register):  # type: ignore[no-untyped-def]
     register("openai", _openai, config=LLMConfig)
 
 
-def as_generate(llm: Any, *, what: str = "this component") -> Callable[[str], str]:
+def as_generate(llm: LLMLike | None, *, what: str = "this component") -> Callable[[str], str]:
     """``llm`` as a ``prompt -> str`` function: an object with ``generate`` or a callable."""
     if llm is None:
         raise ConfigError(f"{what} needs an LLM: add an [llm] table to the config or pass .llm(client) to the builder")

@@ -62,7 +62,7 @@ class _Tally:
     failed: list[Failure] = attrs.field(factory=list)
 
     def result(self) -> IngestResult:
-        counts = {k: tuple(v) if isinstance(v, list) else v for k, v in attrs.asdict(self, recurse=False).items()}
+        counts: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in attrs.asdict(self, recurse=False).items()}
         return IngestResult(embedded=self.chunks, **counts)  # every written chunk was embedded
 
 
@@ -160,7 +160,7 @@ class Pipeline:
             return
         is_dir = not url and os.path.isdir(resolved)
         if loader_name is not None and not is_dir:
-            files, skipped = [resolved], []
+            files, skipped = [resolved], list[str]()
         else:
             files, skipped = self.loaders.expand(resolved)
             if not url and not is_dir and not files:

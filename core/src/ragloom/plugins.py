@@ -27,7 +27,7 @@ from ragloom.errors import ConfigError, PluginError
 from ragloom.structuring import did_you_mean, structure_options
 
 if TYPE_CHECKING:  # the protocols are types only here: the registry never imports a stage
-    from ragloom.protocols import LLM, Embedder, Store
+    from ragloom.protocols import Embedder, LLMLike, Store
 
 ENTRY_POINT_GROUP = "ragloom"
 
@@ -142,7 +142,7 @@ class BuildContext:
     namespace: str = "default"
     embedder: Embedder | None = None
     store: Store | None = None
-    llm: LLM | None = None
+    llm: LLMLike | None = None
     loader_options: Mapping[str, Any] = attrs.field(factory=dict)
 
     def build(self, stage: str, name: str, options: dict[str, Any] | None = None, *, path: str = "") -> Any:

@@ -109,7 +109,7 @@ def _has_aliases(tp: Any) -> bool:
 
 def _aliased_structure(cls: type, converter: cattrs.Converter) -> Any:
     """A structure function accepting each field's aliases (one spelling per field, not both)."""
-    plain = make_dict_structure_fn(cls, converter, _cattrs_forbid_extra_keys=True, _cattrs_detailed_validation=True)
+    plain: Any = make_dict_structure_fn(cls, converter, _cattrs_forbid_extra_keys=True, _cattrs_detailed_validation=True)
     aliases = _aliases(cls)
 
     def structure(value: Any, tp: type) -> Any:
@@ -146,9 +146,9 @@ def _type_name(tp: Any) -> str:
         args = [a for a in typing.get_args(tp) if a is not type(None)]
         return " or ".join(_type_name(a) for a in args)
     if origin in (list, tuple, typing.Sequence, set, frozenset):
-        args = typing.get_args(tp)
+        items = typing.get_args(tp)
         plural = {str: "strings", int: "integers", float: "numbers", bool: "booleans"}
-        return f"a list of {plural.get(args[0], _type_name(args[0]))}" if args else "a list"
+        return f"a list of {plural.get(items[0], _type_name(items[0]))}" if items else "a list"
     if origin is dict:
         return "a table"
     names = {int: "an integer", float: "a number", str: "a string", bool: "true or false", Path: "a path", Secret: "a secret reference { env = ... }"}
@@ -171,14 +171,14 @@ def _describe(exc: BaseException, value: Any, path: str, expected: Any, lines: l
             else:
                 _describe(inner, value, path, expected, lines)
     elif isinstance(exc, IterableValidationError):
-        with_notes, without = exc.group_exceptions()
-        for inner, note in with_notes:
+        item_notes, item_rest = exc.group_exceptions()
+        for inner, item_note in item_notes:
             try:
-                sub = value[note.index]
+                sub = value[item_note.index]
             except (TypeError, KeyError, IndexError):
                 sub = _MISSING
-            _describe(inner, sub, f"{path}[{note.index}]", note.type, lines)
-        for inner in without:
+            _describe(inner, sub, f"{path}[{item_note.index}]", item_note.type, lines)
+        for inner in item_rest:
             _describe(inner, value, path, expected, lines)
     elif isinstance(exc, ForbiddenExtraKeysError):
         allowed = [field.name for field in attrs.fields(exc.cl)]

@@ -65,7 +65,8 @@ class LoaderSet:
         """``(files with a loader, files without one)`` for a file or directory source."""
         if is_url(source) or not Path(source).is_dir():
             return ([source], []) if self.name_for(source) or is_url(source) else ([], [source])
-        loadable, skipped = [], []
+        loadable: list[str] = []
+        skipped: list[str] = []
         for path in iter_files(source):
             (loadable if self.name_for(path) else skipped).append(path)
         return loadable, skipped

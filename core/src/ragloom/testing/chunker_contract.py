@@ -34,7 +34,7 @@ _SPECIAL = st.sampled_from(
         "e.g. ", "Dr. ", "U.S. ", "3.14", "...", "… ", "! ", "? ", '." ', "。", "\r\n", "\u00a0", "\u2028",
     ]
 )  # fmt: skip
-_WORDS = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=1, max_size=12)
+_WORDS = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), min_size=1, max_size=12)
 _FRAGMENT = st.one_of(_SPECIAL, _WORDS, st.sampled_from(["Alpha beta gamma.", "The lamp glows. It dims!", "word"]))
 
 #: Arbitrary Unicode text mixed with separators, including repeated passages.

@@ -25,12 +25,6 @@ def _local(tag: str) -> str:
     return tag.rsplit("}", 1)[-1]
 
 
-def looks_like_sitemap(data: bytes) -> bool:
-    """A cheap check on the first bytes: is the root ``urlset`` or ``sitemapindex``?"""
-    head = data[:4096]
-    return b"<urlset" in head or b"<sitemapindex" in head or b":urlset" in head or b":sitemapindex" in head
-
-
 def parse_sitemap(data: bytes, source: str, *, max_urls: int) -> Sitemap:
     """The URLs of a sitemap or sitemap index; WebLoaderError when it is neither, or lists over ``max_urls``."""
     if b"<!DOCTYPE" in data[:4096].upper() or b"<!ENTITY" in data.upper():
