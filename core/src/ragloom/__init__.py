@@ -8,10 +8,6 @@ the others are private (see docs/architecture.md).
 
 from ragloom.config import ComponentSpec, IngestConfig, PipelineConfig, SourceConfig
 from ragloom.pipeline import Pipeline, PipelineBuilder, Progress
-from ragloom.plugins import ComponentInfo, Registry, make_plugin_manager
-
-from ragloom.tools import Tool, rag_ingest_tool, rag_search_tool
-from ragloom.types import Failure, IngestResult, content_hash
 from ragloom.plugin import (
     DEFAULT_BATCH_SIZE,
     DEFAULT_MAX_TEXT_CHARS,
@@ -20,9 +16,9 @@ from ragloom.plugin import (
     PUBLIC_MODULES,
     VECTORS,
     And,
+    BlockedAddressError,
     BM25Config,
     BM25Index,
-    BlockedAddressError,
     BuildContext,
     Chunk,
     Chunker,
@@ -35,8 +31,8 @@ from ragloom.plugin import (
     FilterError,
     FilterNode,
     FilterVisitor,
-    HTTPOptions,
     HtmlContent,
+    HTTPOptions,
     JSONClient,
     KeywordSearchStore,
     LLMError,
@@ -45,8 +41,8 @@ from ragloom.plugin import (
     Or,
     PluginError,
     RagloomError,
-    RerankError,
     Reranker,
+    RerankError,
     ResponseTooLargeError,
     Result,
     Retriever,
@@ -88,6 +84,9 @@ from ragloom.plugin import (
     structure_options,
     walk,
 )
+from ragloom.plugins import ComponentInfo, Registry, make_plugin_manager
+from ragloom.tools import Tool, rag_ingest_tool, rag_search_tool
+from ragloom.types import Failure, IngestResult, content_hash
 
 __all__ = [
     "And",

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import re
 
+from ragloom_paragraphs import ParagraphChunker, ParagraphsConfig, register_chunkers
+
 from ragloom.plugin import Chunk, Document
 from ragloom.testing import ChunkerContract
-from ragloom_paragraphs import ParagraphChunker, ParagraphsConfig, register_chunkers
 
 MAX_CHARS = 80
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from typing import Any, Literal
+from typing import Literal
 
 import attrs
 import numpy as np

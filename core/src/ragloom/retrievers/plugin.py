@@ -17,7 +17,8 @@ if TYPE_CHECKING:
 
 def _similarity(config: SimilarityConfig, context: BuildContext) -> SimilarityRetriever:
     """Dense vector search: top_k nearest chunks, optional threshold and filter."""
-    return SimilarityRetriever(config, store=context.require_store("the similarity retriever"), embedder=context.require_embedder("the similarity retriever"), namespace=context.namespace)
+    what = "the similarity retriever"
+    return SimilarityRetriever(config, store=context.require_store(what), embedder=context.require_embedder(what), namespace=context.namespace)
 
 
 def _bm25(config: BM25RetrieverConfig, context: BuildContext) -> BM25Retriever:
@@ -27,12 +28,14 @@ def _bm25(config: BM25RetrieverConfig, context: BuildContext) -> BM25Retriever:
 
 def _hybrid(config: HybridConfig, context: BuildContext) -> HybridRetriever:
     """BM25 + vector search fused by weighted reciprocal rank (or normalised scores)."""
-    return HybridRetriever(config, store=context.require_store("the hybrid retriever"), embedder=context.require_embedder("the hybrid retriever"), namespace=context.namespace)
+    what = "the hybrid retriever"
+    return HybridRetriever(config, store=context.require_store(what), embedder=context.require_embedder(what), namespace=context.namespace)
 
 
 def _mmr(config: MMRConfig, context: BuildContext) -> MMRRetriever:
     """Maximal marginal relevance: relevant and diverse results among the fetch_k nearest."""
-    return MMRRetriever(config, store=context.require_store("the mmr retriever"), embedder=context.require_embedder("the mmr retriever"), namespace=context.namespace)
+    what = "the mmr retriever"
+    return MMRRetriever(config, store=context.require_store(what), embedder=context.require_embedder(what), namespace=context.namespace)
 
 
 def _multi_query(config: MultiQueryConfig, context: BuildContext) -> MultiQueryRetriever:

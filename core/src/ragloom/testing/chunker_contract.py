@@ -94,7 +94,7 @@ class ChunkerContract:
     @given(text=texts)
     def test_chunks_come_in_document_order(self, text: str) -> None:
         _, chunks = self._chunks(text)
-        for previous, chunk in zip(chunks, chunks[1:]):
+        for previous, chunk in zip(chunks, chunks[1:], strict=False):
             assert chunk.start > previous.start and chunk.end > previous.end, (
                 f"{(chunk.start, chunk.end)} after {(previous.start, previous.end)}: out of order or contained"
             )
@@ -124,7 +124,7 @@ class ChunkerContract:
     @given(text=texts)
     def test_overlap_stays_within_max_overlap(self, text: str) -> None:
         _, chunks = self._chunks(text)
-        for previous, chunk in zip(chunks, chunks[1:]):
+        for previous, chunk in zip(chunks, chunks[1:], strict=False):
             shared = max(0, previous.end - chunk.start)
             assert shared <= self.max_overlap, f"neighbours share {shared} characters > max_overlap {self.max_overlap}"
 
