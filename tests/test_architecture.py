@@ -143,9 +143,11 @@ def test_the_structuring_module_is_a_leaf() -> None:
 
 def test_sibling_stages_do_not_import_each_other() -> None:
     """A stage's components share helper modules, never each other (hybrid -> bm25, semantic -> sentence, loaders -> text)."""
-    pairs = {
+    pairs: dict[str, str] = {
         "retrievers/hybrid.py": "ragloom.retrievers.bm25",
         "chunkers/semantic.py": "ragloom.chunkers.sentence",
+        "chunkers/sentence.py": "ragloom.chunkers.recursive",
+        "chunkers/markdown.py": "ragloom.chunkers.recursive",
         **{f"loaders/{name}.py": "ragloom.loaders.text" for name in ("csvfile", "html", "json", "markdown", "pdf")},
     }
     src = REPO / "core" / "src" / "ragloom"

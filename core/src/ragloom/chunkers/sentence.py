@@ -13,7 +13,7 @@ from __future__ import annotations
 import attrs
 
 from ragloom.chunkers.base import check_sizes
-from ragloom.chunkers.recursive import PackingChunker, SizeUnit
+from ragloom.chunkers.packing import PackingChunker, SizeUnit
 from ragloom.chunkers.sentences import sentence_pieces
 from ragloom.chunkers.tokens import TokenMeasure
 
