@@ -155,3 +155,27 @@ def test_sibling_stages_do_not_import_each_other() -> None:
         tree = ast.parse((src / path).read_text(encoding="utf-8"))
         imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
         assert forbidden not in imported, f"{path} imports {forbidden}"
+
+
+#: What the user docs may import: the public modules plus the stage packages and evaluation (applications only).
+APPLICATION_MODULES = (
+    *ragloom.plugin.PUBLIC_MODULES,
+    "ragloom.loaders",
+    "ragloom.chunkers",
+    "ragloom.embedders",
+    "ragloom.stores",
+    "ragloom.retrievers",
+    "ragloom.rerankers",
+    "ragloom.evaluation",
+)
+
+
+def test_the_docs_import_only_public_and_application_modules() -> None:
+    problems = []
+    for page in sorted((REPO / "docs").glob("*.md")):
+        for block in re.findall(r"```python\n(.*?)```", page.read_text(encoding="utf-8"), re.S):
+            for line in block.splitlines():
+                match = re.match(r"\s*(?:from|import) (ragloom(?:\.\w+)*)", line)
+                if match and match.group(1) not in APPLICATION_MODULES:
+                    problems.append(f"{page.name}: {line.strip()}")
+    assert not problems, "\n".join(problems)

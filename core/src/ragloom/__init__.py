@@ -15,6 +15,8 @@ from ragloom.plugin import (
     LLM,
     PUBLIC_MODULES,
     VECTORS,
+    Analyzer,
+    AnalyzerConfig,
     And,
     BlockedAddressError,
     BM25Config,
@@ -89,6 +91,8 @@ from ragloom.tools import Tool, rag_ingest_tool, rag_search_tool
 from ragloom.types import Failure, IngestResult, content_hash
 
 __all__ = [
+    "Analyzer",
+    "AnalyzerConfig",
     "And",
     "BM25Config",
     "BM25Index",

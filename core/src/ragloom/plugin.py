@@ -21,7 +21,8 @@ private and may change without notice. What is here, by job:
 - **embedders**: :func:`batched`, :func:`embed_in_batches`, :func:`check_embeddings`;
 - **stores**: :data:`KEYWORD_SEARCH`, :data:`VECTORS`, :func:`check_write`,
   :func:`normalize_rows`, the keyword index (:class:`BM25Index`, :class:`BM25Config`)
-  for stores without native BM25, and filters: the parsed tree
+  for stores without native BM25 and its text analysis (:class:`Analyzer`,
+  :class:`AnalyzerConfig`) for stores with their own index, and filters: the parsed tree
   (:data:`FilterNode` = :class:`Condition` | :class:`And` | :class:`Or`),
   :class:`FilterVisitor` to translate it, :func:`parse_filter`, :func:`walk`, :func:`matches`;
 - **retrievers**: :class:`RetrieverOptions` (``top_k``, ``threshold``, ``filter``),
@@ -34,6 +35,7 @@ private and may change without notice. What is here, by job:
 Conformance suites for your components are in :mod:`ragloom.testing`.
 """
 
+from ragloom.analysis import Analyzer, AnalyzerConfig
 from ragloom.chunkers.base import fingerprint_of, spans_to_chunks
 from ragloom.embedders.base import DEFAULT_BATCH_SIZE, batched, check_embeddings, embed_in_batches
 from ragloom.errors import (
@@ -78,6 +80,8 @@ from ragloom.types import Chunk, Document, Result
 PUBLIC_MODULES = ("ragloom", "ragloom.plugin", "ragloom.testing")
 
 __all__ = [
+    "Analyzer",
+    "AnalyzerConfig",
     "And",
     "BM25Config",
     "BM25Index",
