@@ -53,11 +53,13 @@ from ragloom.plugin import (
     Scope,
     Secret,
     SourceRouter,
+    SourceStage,
     SourceState,
     Store,
     StoreError,
     VectorStore,
     WebLoaderError,
+    WriteSession,
     batched,
     bom_encoding,
     check_embeddings,
@@ -88,7 +90,7 @@ from ragloom.plugin import (
 )
 from ragloom.plugins import ComponentInfo, Registry, make_plugin_manager
 from ragloom.tools import Tool, rag_ingest_tool, rag_search_tool
-from ragloom.types import Failure, IngestResult, content_hash
+from ragloom.types import Failure, IngestResult, content_hash, metadata_hash
 
 __all__ = [
     "Analyzer",
@@ -145,6 +147,7 @@ __all__ = [
     "Secret",
     "SourceConfig",
     "SourceRouter",
+    "SourceStage",
     "SourceState",
     "Store",
     "StoreError",
@@ -152,6 +155,7 @@ __all__ = [
     "VECTORS",
     "VectorStore",
     "WebLoaderError",
+    "WriteSession",
     "batched",
     "bom_encoding",
     "check_embeddings",
@@ -171,6 +175,7 @@ __all__ = [
     "html_metadata",
     "make_plugin_manager",
     "matches",
+    "metadata_hash",
     "normalize_rows",
     "parse_filter",
     "parse_retry_after",

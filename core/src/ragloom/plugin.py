@@ -9,7 +9,8 @@ private and may change without notice. What is here, by job:
 - **protocols** (the types at every seam): :class:`Loader`, :class:`SourceRouter`,
   :class:`Chunker`, :class:`Embedder`, :class:`Store`, :class:`KeywordSearchStore`,
   :class:`VectorStore`, :class:`Retriever`, :class:`Reranker`, :class:`LLM`;
-- **data**: :class:`Document`, :class:`Chunk`, :class:`Result`, :class:`SourceState`,
+- **stores' write protocol**: :class:`WriteSession`, :class:`SourceStage`, :class:`SourceState`;
+- **data**: :class:`Document`, :class:`Chunk`, :class:`Result`,
   the errors, :class:`Secret` (a reference to an environment variable);
 - **HTTP**: :class:`HTTPOptions` (the one options class: ``base_url``,
   ``api_key``, ``timeout``, ``max_retries``, ``backoff``), :class:`JSONClient`,
@@ -72,7 +73,17 @@ from ragloom.plugins import BuildContext
 from ragloom.protocols import LLM, Chunker, Embedder, Reranker, Retriever, Store
 from ragloom.rerankers.base import rerank_or_fallback, reranked, resolve_top_n
 from ragloom.retrievers.base import RetrieverOptions, Scope, embed_query
-from ragloom.stores.base import KEYWORD_SEARCH, VECTORS, KeywordSearchStore, SourceState, VectorStore, check_write, normalize_rows
+from ragloom.stores.base import (
+    KEYWORD_SEARCH,
+    VECTORS,
+    KeywordSearchStore,
+    SourceStage,
+    SourceState,
+    VectorStore,
+    WriteSession,
+    check_write,
+    normalize_rows,
+)
 from ragloom.structuring import Secret, structure_options
 from ragloom.types import Chunk, Document, Result
 
@@ -123,12 +134,14 @@ __all__ = [
     "Scope",
     "Secret",
     "SourceRouter",
+    "SourceStage",
     "SourceState",
     "Store",
     "StoreError",
     "VECTORS",
     "VectorStore",
     "WebLoaderError",
+    "WriteSession",
     "batched",
     "bom_encoding",
     "check_embeddings",
