@@ -85,29 +85,15 @@ def _load_pipeline(args: argparse.Namespace) -> Any:
     return Pipeline.from_toml(args.config)
 
 
-def _progress_wanted(args: argparse.Namespace) -> bool:
-    if args.json or args.progress == "never":
-        return False
-    return args.progress == "always" or sys.stderr.isatty()
-
-
 def cmd_ingest(args: argparse.Namespace) -> int:
     """``ragloom ingest [PATH_OR_URL ...]``."""
+    from ragloom.cliprogress import progress_display, progress_wanted
+
     pipeline = _load_pipeline(args)
     with pipeline:
         source = args.sources or None
-        if _progress_wanted(args):
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-            with Progress(
-                TextColumn("[bold]ingest"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                TextColumn("{task.description}"), transient=True, console=_stderr_console(force=args.progress == "always"),
-            ) as bar:
-                task = bar.add_task("", total=None)
-
-                def on_progress(step: Any) -> None:
-                    bar.update(task, total=step.total or None, completed=step.done, description=_display_path(step.source))
-
+        if progress_wanted(args.progress, json_output=args.json):
+            with progress_display(_display_path) as on_progress:
                 result = pipeline.ingest(source, loader=args.loader, tags=args.tags, progress=on_progress)
         else:
             result = pipeline.ingest(source, loader=args.loader, tags=args.tags)
@@ -126,12 +112,6 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     for failure in result.failed:
         print(f"failed: {_display_path(failure.source)}: {failure.reason}")
     return 0
-
-
-def _stderr_console(*, force: bool = False) -> Any:
-    from rich.console import Console
-
-    return Console(stderr=True, force_terminal=True if force else None)
 
 
 def cmd_query(args: argparse.Namespace) -> int:
