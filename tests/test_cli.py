@@ -146,7 +146,7 @@ def test_ingest_with_failures_reports_them(project: Path) -> None:
     toml = (project / "ragloom.toml").read_text(encoding="utf-8")
     (project / "ragloom.toml").write_text(toml + '\n[ingest]\non_error = "skip"\n', encoding="utf-8")
     ran = ragloom("ingest", cwd=project)
-    assert ran.returncode == 0, ran.stderr
+    assert ran.returncode == 3, ran.stderr  # documented: sources failed (--allow-failures: 0)
     assert "failed: corpus/broken.md: invalid YAML frontmatter" in ran.stdout
     assert "skipped (no loader for this file type): corpus/image.png" in ran.stdout
 
