@@ -193,6 +193,8 @@ def cmd_query(args: argparse.Namespace) -> int:
     for rank, result in enumerate(results, start=1):
         title = result.metadata.get("title")
         header = f"{rank}. [{result.score:.3f}] {_display_path(result.source)} [{result.span[0]}:{result.span[1]}]"
+        if result.locator:
+            header += f" ({result.locator})"
         print(header + (f" — {title}" if title else ""))
         snippet = " ".join(result.text.split())
         print(f"   {snippet[:240]}{'…' if len(snippet) > 240 else ''}")

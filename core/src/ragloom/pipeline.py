@@ -582,6 +582,7 @@ def iter_results_as_dicts(results: Iterable[Result]) -> Iterator[dict[str, Any]]
             "score": result.score,
             "source": result.source,
             "span": list(result.span),
+            "citation": result.citation(),
             "chunk_id": result.chunk_id,
             "document_id": result.document_id,
             "text": result.text,
