@@ -86,3 +86,15 @@ def test_namespace_works_on_every_command(workdir: Path) -> None:
     run("--namespace", "other", "remove", "project/corpus/faq.md")  # the global form
     assert run("sources", "--namespace", "other") == []
     assert ragloom("plugins", "--namespace", "other", cwd=workdir).returncode == 0
+
+
+def test_remove_takes_a_stored_id_and_never_a_path_relative_to_the_config(workdir: Path) -> None:
+    from ragloom import Document, Pipeline
+
+    with Pipeline.from_toml(workdir / "project" / "ragloom.toml") as pipeline:
+        pipeline.ingest_documents([Document.create("Ticket: the lamp flickers.", "ticket:42")])
+    by_id = ragloom("-c", "project/ragloom.toml", "remove", "ticket:42", cwd=workdir)
+    assert by_id.returncode == 0 and by_id.stdout == "removed 1 chunks of ticket:42\n"
+    # corpus/faq.md exists beside the config, not in the working directory: nothing to remove here
+    relative_to_config = ragloom("-c", "project/ragloom.toml", "remove", "corpus/faq.md", cwd=workdir)
+    assert relative_to_config.returncode == 1 and "nothing stored for corpus/faq.md" in relative_to_config.stderr

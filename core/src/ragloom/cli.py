@@ -208,7 +208,8 @@ def cmd_remove(args: argparse.Namespace) -> int:
     not_stored: list[str] = []
     with pipeline:
         for given in args.sources:
-            matched = pipeline.match_sources(given) or pipeline.match_sources(_cli_source(given))
+            # a path against the working directory; else a source stored as typed (an id such as ticket:42)
+            matched = pipeline.match_sources(_cli_source(given)) or ([given] if given in pipeline.sources() else [])
             if not matched:
                 not_stored.append(given)
             removed.update(pipeline.remove_sources(matched))
