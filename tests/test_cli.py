@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-
 #: what the output of these tests may depend on, set explicitly instead of inherited from the caller
 TERMINAL_ENV = {"TERM": "xterm-256color", "COLUMNS": "200", "LC_ALL": "C.UTF-8", "LANG": "C.UTF-8"}
 
