@@ -93,7 +93,8 @@ def test_llm_client_speaks_chat_completions(openai_server: OpenAIServer, monkeyp
     config = PipelineConfig.from_dict(
         {"llm": {"base_url": openai_server.base_url, "model": "tiny", "api_key": {"env": "TEST_LLM_KEY"}, "system": "be brief", "max_tokens": 20}}
     ).llm
-    client = build_llm(config)
+    assert config is not None and config.type == "openai"  # [llm] is a registered component, "openai" by default
+    client = build_llm(config.config)
     assert client.generate("hello") == "echo: hello"
     request = openai_server.requests[0]
     assert request["path"] == "/v1/chat/completions"
@@ -255,7 +256,7 @@ def test_openai_key_from_the_environment_is_sent(openai_server: OpenAIServer, mo
     """The key read from OPENAI_API_KEY reaches the wire as a bearer token (OpenAI's host, served locally)."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-from-env")
     embedder = _embedder(openai_server, base_url="https://api.openai.com/v1")
-    embedder._url = openai_server.base_url.rstrip("/") + "/embeddings"  # fault-free redirect to the local server
+    embedder._http.base_url = openai_server.base_url.rstrip("/")  # redirect to the local server
     embedder.embed_query("a")
     headers = {k.lower(): v for k, v in openai_server.requests[-1]["headers"].items()}
     assert headers["authorization"] == "Bearer sk-from-env"

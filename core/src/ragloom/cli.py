@@ -155,7 +155,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     print(
         f"ingested {result.documents} documents from {result.sources} sources: "
         f"{result.chunks} chunks written, {result.unchanged} documents unchanged, "
-        f"{result.removed} chunks removed"
+        + (f"{result.updated} documents with new metadata or tags (nothing embedded), " if result.updated else "")
+        + f"{result.removed} chunks removed"
     )
     for removed in result.removed_sources:
         print(f"removed source (no longer present): {_display_path(removed)}")
@@ -316,6 +317,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command != "plugins" and args.command in COMMANDS and not Path(args.config).exists():
             raise RagloomError(f"config file not found: {args.config} (pass -c/--config PATH)")
+        if handler is None:  # pragma: no cover - argparse requires a command
+            parser.print_help()
+            return EXIT_USAGE
         return int(handler(args) or 0)
     except RagloomError as exc:
         _print_error(exc, as_json=args.json)
