@@ -13,7 +13,8 @@ nox.options.sessions = ["tests", "models", "typecheck"]
 nox.options.default_venv_backend = "venv"
 nox.options.reuse_existing_virtualenvs = True
 
-PYTHON = ["3.11"]
+#: None: the Python nox itself runs on (the clone's .venv in the README), so no other interpreter is needed
+PYTHON = None
 PLUGINS = ["plugins/duckdb", "plugins/web", "plugins/cohere", "plugins/sentence-transformers"]
 TEST_DEPS = ["pytest>=8", "pytest-timeout", "hypothesis>=6.100", "hatchling>=1.18"]
 TORCH = "torch==2.13.0"

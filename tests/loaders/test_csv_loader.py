@@ -20,7 +20,7 @@ def test_bom_quoted_newlines_and_columns(fixtures: Path) -> None:
         'Hold the button "twice" for warm light.',
         "Fold the arm before packing.",
     ]
-    assert docs[0].metadata == {"file_name": "products.csv", "row": 1, "title": "Charging", "category": "power", "id": "1"}
+    assert docs[0].metadata == {"file_name": "products.csv", "row": 1, "line": 2, "title": "Charging", "category": "power", "id": "1"}
     assert [d.metadata["row"] for d in docs] == [1, 2, 3]  # the blank line is not a row
     assert docs[1].metadata["title"] == "Colour, warm"
     assert docs[2].id == make_document_id(path, "id:3")

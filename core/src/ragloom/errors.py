@@ -117,7 +117,7 @@ class DimensionMismatchError(StoreError):
         super().__init__(
             f"{where} holds vectors of dimension {store_dim}, but the embedder makes "
             f"dimension {embedder_dim}; use the embedder the store was built with, "
-            "or a new store path / namespace"
+            "or a new store (another [store] path: one store holds vectors of one dimension in all its namespaces)"
         )
 
 

@@ -319,7 +319,14 @@ def cmd_eval(args: argparse.Namespace) -> int:
         if config_path != "ragloom.toml":
             raise RagloomError(f"config file not found: {config_path} (pass -c/--config PATH)")
         config_path = None  # no ragloom.toml here: evaluate the default pipeline
-    report = evaluate(config_path, args.dataset, split=args.split, retrievers=args.retrievers or None)
+    config: Any = config_path
+    namespace = getattr(args, "namespace", None)
+    if namespace:
+        from ragloom.config import PipelineConfig
+
+        base = PipelineConfig.from_toml(config_path) if config_path else PipelineConfig()
+        config = attrs.evolve(base, namespace=namespace)
+    report = evaluate(config, args.dataset, split=args.split, retrievers=args.retrievers or None)
     if getattr(args, "json", False):
         print(json.dumps(report, indent=2))
     else:
@@ -343,5 +350,6 @@ def add_eval_command(subparsers: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument("-c", "--config", default=argparse.SUPPRESS, help="pipeline TOML file (default: ragloom.toml, else built-in defaults)")
     parser.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print JSON")
+    parser.add_argument("--namespace", default=argparse.SUPPRESS, help="namespace prefix instead of the config's (<namespace>-eval-<dataset>)")
     parser.set_defaults(handler=cmd_eval)
     return parser

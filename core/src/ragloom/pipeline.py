@@ -27,16 +27,18 @@ from __future__ import annotations
 import json
 import os
 import threading
+import warnings
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 import attrs
+import numpy as np
 
 from ragloom.config import ComponentSpec, IngestConfig, PipelineConfig, SourceConfig
 from ragloom.embedders.base import embed_in_batches
 from ragloom.errors import ConfigError, DimensionMismatchError, LoaderError, RagloomError
-from ragloom.filters import parse_filter
+from ragloom.filters import Condition, parse_filter, walk
 from ragloom.loaders.base import SourceRouter, is_url, resolve_source
 from ragloom.plugins import BuildContext, Registry
 from ragloom.protocols import Chunker, Embedder, LLMLike, Reranker, Retriever, Store
@@ -75,6 +77,14 @@ class _Tally:
     def result(self) -> IngestResult:
         counts: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in attrs.asdict(self, recurse=False).items()}
         return IngestResult(embedded=self.chunks, **counts)  # every written chunk was embedded
+
+
+def check_count(name: str, value: Any) -> None:
+    """ConfigError unless ``value`` is None or an integer > 0 (``top_k``, ``top_n`` at query time)."""
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ConfigError(f"invalid value {value!r} @ {name}: expected an integer > 0")
 
 
 class Pipeline:
@@ -285,22 +295,88 @@ class Pipeline:
         """Retrieve (and rerank, when a reranker is configured) chunks for ``text``."""
         if not isinstance(text, str) or not text.strip():
             raise ConfigError("a query must be a non-empty string")
+        check_count("top_k", top_k)
+        check_count("top_n", top_n)
         parsed = parse_filter(filter)
         results = self.retriever.retrieve(text, top_k=top_k, threshold=threshold, filter=parsed)
         if self.reranker is not None and results:
             results = self.reranker.rerank(text, results, top_n)
         with self._lock:
             self._counters["queries"] += 1
+        if not results and parsed is not None:
+            for key in self.missing_filter_keys(parsed):
+                warnings.warn(f"no stored chunk has the metadata key {key!r} (filter {filter!r})", UserWarning, stacklevel=2)
         return results
 
+    def missing_filter_keys(self, filter: Any) -> list[str]:
+        """Metadata keys a filter names that no stored chunk of the namespace has."""
+        dim = self.store.dimension()
+        if dim is None:
+            return []
+        probe = np.ones(dim, dtype=np.float32)
+        keys = dict.fromkeys(node.key for node in walk(parse_filter(filter)) if isinstance(node, Condition) and not node.reserved)
+        return [key for key in keys if not self.store.search(self.namespace, probe, top_k=1, filter=Condition(key, "$exists", True))]
+
+    def explain_empty(self, text: str, *, threshold: float | None = None, filter: Any = None) -> str:
+        """Why a query found nothing: an empty store, a filter key no chunk has, the filter or the threshold."""
+        if self.store.count(self.namespace) == 0:
+            hint = f"the store holds nothing in namespace {self.namespace!r}"
+            if self.config.store.type == "memory":
+                return hint + " (the memory store forgets everything when its process exits: configure a persistent [store] such as duckdb)"
+            return hint + " (run `ragloom ingest`)"
+        if filter is not None:
+            missing = self.missing_filter_keys(filter)
+            if missing:
+                names = ", ".join(repr(k) for k in missing)
+                return f"no stored chunk has the metadata key {names} (JSON/JSONL loaders keep only the fields listed in metadata_fields)"
+            if not self.query(text, filter=filter, top_k=1):
+                return "the filter excluded every stored chunk"
+        if threshold is not None:
+            best = self.query(text, filter=filter, top_k=1)
+            if best:
+                return f"no result scored at least the threshold {threshold} (the best scored {best[0].score:.3f})"
+        return "the retriever found no matching chunk"
+
     def remove_source(self, source: str | os.PathLike[str]) -> int:
-        """Delete every chunk of a source (a path is resolved like at ingest); return the count."""
-        resolved = resolve_source(source, self.config.base_dir)
-        return self.store.delete(self.namespace, parse_filter({"source": resolved}))
+        """Delete every chunk of a source, or of every source under a directory; return the count.
+
+        ``source`` is matched as stored first (a URL, an app's id such as
+        ``ticket:42``, an absolute path), then as a path resolved like at ingest.
+        """
+        return sum(self.remove_sources(self.match_sources(source)).values())
+
+    def remove_sources(self, sources: Iterable[str]) -> dict[str, int]:
+        """Delete the chunks of these stored sources (exact keys); return ``{source: chunks}``."""
+        return {key: self.store.delete(self.namespace, parse_filter({"source": key})) for key in sources}
+
+    def match_sources(self, source: str | os.PathLike[str]) -> list[str]:
+        """Stored sources a path, URL, id or directory refers to (empty when nothing is stored for it)."""
+        text = os.fspath(source)
+        stored = self.store.sources(self.namespace)
+        if text in stored:
+            return [text]
+        if is_url(text):
+            return []
+        resolved = resolve_source(text, self.config.base_dir)
+        if resolved in stored:
+            return [resolved]
+        prefix = resolved.rstrip(os.sep) + os.sep
+        return [key for key in stored if key.startswith(prefix)]
+
+    def clear(self) -> int:
+        """Delete everything stored in this pipeline's namespace; return the number of chunks removed."""
+        return int(self.store.delete(self.namespace, None))
 
     def sources(self) -> list[str]:
         """Sources stored in this pipeline's namespace."""
         return self.store.sources(self.namespace)
+
+    def source_counts(self) -> dict[str, int | None]:
+        """``{source: chunks}`` of this namespace (counts None when the store cannot count per source)."""
+        counter = getattr(self.store, "source_counts", None)
+        if counter is None:
+            return dict.fromkeys(self.store.sources(self.namespace))
+        return dict(counter(self.namespace))
 
     def stats(self) -> dict[str, Any]:
         """Counts for this pipeline: what the store holds and what this process did."""
@@ -627,6 +703,7 @@ def iter_results_as_dicts(results: Iterable[Result]) -> Iterator[dict[str, Any]]
             "score": result.score,
             "source": result.source,
             "span": list(result.span),
+            "citation": result.citation(),
             "chunk_id": result.chunk_id,
             "document_id": result.document_id,
             "text": result.text,

@@ -79,6 +79,10 @@ class Chunk:
     metadata_hash: str = ""
 
 
+#: Metadata keys that locate a document inside its file (CSV row and line, JSONL line, JSON item, PDF page).
+LOCATOR_KEYS = ("row", "item", "line", "page")
+
+
 @attrs.frozen(kw_only=True)
 class Result:
     """A retrieved chunk with everything needed to cite it."""
@@ -97,9 +101,20 @@ class Result:
         metadata = {**self.metadata, **extra_metadata} if extra_metadata else self.metadata
         return attrs.evolve(self, score=float(score), metadata=metadata)
 
+    @property
+    def locator(self) -> str:
+        """Where the document sits in a file holding many (``row 3, line 4``, ``line 7``, ``item 2``, ``page 5``), or ``""``."""
+        return ", ".join(f"{key} {self.metadata[key]}" for key in LOCATOR_KEYS if key in self.metadata)
+
     def citation(self) -> str:
-        """``source[start:end]`` — where the text came from."""
-        return f"{self.source}[{self.span[0]}:{self.span[1]}]"
+        """``source[start:end]``, or ``source (row 3, line 4) [start:end]`` for a record of a multi-document file.
+
+        The span indexes the document's text: the whole file for a text file,
+        the row or record for CSV, JSON and JSONL files, the page for a PDF.
+        """
+        span = f"[{self.span[0]}:{self.span[1]}]"
+        locator = self.locator
+        return f"{self.source} ({locator}) {span}" if locator else f"{self.source}{span}"
 
 
 @attrs.frozen(kw_only=True)

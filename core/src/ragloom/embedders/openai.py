@@ -6,6 +6,12 @@ a time; 429/5xx answers and timeouts are retried with backoff honouring
 ``index``), each of dimension ``dim`` — anything else is an EmbeddingError, never
 stored garbage. ``model_id`` (model, dimension, prefixes) is part of every
 chunk's content hash, so switching models re-embeds.
+
+Without ``api_key``, OpenAI's own endpoint (``api.openai.com``) uses the
+``OPENAI_API_KEY`` environment variable, read when the embedder is built: a
+missing key is a ConfigError then, not a failure at the first ingest. Other
+endpoints (Ollama, vLLM …) get no key unless one is configured, so the OpenAI
+key is never sent to another server.
 """
 
 from __future__ import annotations
@@ -18,11 +24,15 @@ import attrs
 import numpy as np
 
 from ragloom.embedders.base import DEFAULT_BATCH_SIZE, batched, check_embeddings
-from ragloom.errors import EmbeddingError
+from ragloom.errors import ConfigError, EmbeddingError
 from ragloom.httpclient import HTTPOptions, JSONClient
+from ragloom.structuring import Secret
 
 if TYPE_CHECKING:  # imported when an embedder is built: ``import ragloom`` stays light
     import httpx
+
+DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
+OPENAI_HOST = "api.openai.com"
 
 #: Native dimensions of well-known models (``dim`` may be omitted for them).
 KNOWN_DIMENSIONS = {
@@ -59,6 +69,23 @@ class OpenAIEmbedderConfig(HTTPOptions):
         return self.dim or self.dimensions or KNOWN_DIMENSIONS[self.model]
 
 
+def _api_key(config: OpenAIEmbedderConfig) -> str | None:
+    """The configured key; for OpenAI's endpoint without one, ``OPENAI_API_KEY`` (ConfigError when unset)."""
+    if config.api_key is not None:
+        return config.api_key.get()
+    from urllib.parse import urlsplit
+
+    if (urlsplit(config.base_url).hostname or "").lower() != OPENAI_HOST:
+        return None
+    try:
+        return Secret(DEFAULT_API_KEY_ENV).get()
+    except ConfigError:
+        raise ConfigError(
+            f"the openai embedder needs an API key for {config.base_url}: set {DEFAULT_API_KEY_ENV}, "
+            'or api_key = { env = "NAME" } in [embedder] (a local OpenAI-compatible server: set base_url)'
+        ) from None
+
+
 class OpenAIEmbedder:
     """Embeddings over HTTP; accepts an injected httpx.Client."""
 
@@ -70,7 +97,9 @@ class OpenAIEmbedder:
         self.batch_size = config.batch_size * config.max_concurrency
         prefixes = f":q={config.query_prefix!r}:d={config.document_prefix!r}" if config.query_prefix or config.document_prefix else ""
         self.model_id = f"openai:{config.model}:dim={self.dim}{prefixes}"
-        self._http = JSONClient(config, client=client, max_connections=config.max_concurrency)
+        self._api_key = _api_key(config)
+        headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else None
+        self._http = JSONClient(config, client=client, headers=headers, max_connections=config.max_concurrency)
         self._url = self._http.url("embeddings")
 
     def _request(self, texts: Sequence[str]) -> np.ndarray:

@@ -142,6 +142,7 @@ class CsvLoader:
         seen_ids: set[str] = set()
         row_number = 0
         while True:
+            first_line = reader.line_num + 1  # the file line where this row starts
             try:
                 values = next(reader)
             except StopIteration:
@@ -181,7 +182,7 @@ class CsvLoader:
             if config.skip_empty_rows and not body.strip():
                 continue
             check_text_chars(body, config.max_text_chars, path, position)
-            metadata: dict[str, Any] = {**base_metadata, "row": row_number}
+            metadata: dict[str, Any] = {**base_metadata, "row": row_number, "line": first_line}
             for name in meta_columns:
                 metadata[name] = row.get(name, "")
             part: str | int = row_number

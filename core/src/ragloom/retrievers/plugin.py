@@ -27,7 +27,7 @@ def _bm25(config: BM25RetrieverConfig, context: BuildContext) -> BM25Retriever:
 
 
 def _hybrid(config: HybridConfig, context: BuildContext) -> HybridRetriever:
-    """BM25 + vector search fused by weighted reciprocal rank (or normalised scores)."""
+    """BM25 + vector search fused: a weighted blend of normalised scores (mode "convex", default) or "rrf"."""
     what = "the hybrid retriever"
     return HybridRetriever(config, store=context.require_store(what), embedder=context.require_embedder(what), namespace=context.namespace)
 

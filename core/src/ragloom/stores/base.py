@@ -18,6 +18,9 @@ Required methods are in :class:`Store`. Optional capabilities are declared in
 - ``"keyword_search"``: ``keyword_search(namespace, query, *, top_k, filter)``;
 - ``"vectors"``: ``get_vectors(namespace, chunk_ids) -> float32 array``.
 
+A store may also offer ``source_counts(namespace) -> {source: chunks}`` (used
+by ``ragloom sources``; without it the counts are left out).
+
 ``filter`` arguments are parsed trees from :mod:`ragloom.filters`; a store that
 cannot evaluate an operator raises :class:`ragloom.errors.FilterError`.
 """

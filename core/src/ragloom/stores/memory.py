@@ -340,6 +340,15 @@ class MemoryStore:
                 if ns == namespace and any(self._visible[r] for r in rows)
             )
 
+    def source_counts(self, namespace: str) -> dict[str, int]:
+        """Visible chunks per source, sorted by source."""
+        with self._lock:
+            counts: dict[str, int] = {}
+            for row in self._matching_rows(namespace, None).tolist():
+                source = self._chunks[row].source  # type: ignore[union-attr]
+                counts[source] = counts.get(source, 0) + 1
+            return dict(sorted(counts.items()))
+
     def count(self, namespace: str) -> int:
         """Visible chunks in the namespace."""
         with self._lock:

@@ -187,7 +187,7 @@ def _open_error(path: str, exc: Exception, *, read_only: bool = False) -> StoreE
         return StoreError(
             f"DuckDB store {path} is open for writing in another process ({text.strip().splitlines()[0]}); "
             "processes can share one file only when all of them open it with read_only = true in [store] (queries only); "
-            "for many writers use the pgvector store"
+            "otherwise let one process do the writes and the queries"
         )
     return StoreError(f"cannot open DuckDB store {path}: {text}")
 

@@ -384,6 +384,16 @@ class DuckDBStore:
             ).fetchall()
             return [r[0] for r in rows]
 
+    def source_counts(self, namespace: str) -> dict[str, int]:
+        """Visible chunks per source, sorted by source."""
+        with self._db.lock, self._errors("counting sources"):
+            if not self._has_chunks():
+                return {}
+            rows = self._cursor().execute(
+                "SELECT source, count(*) FROM visible_chunks WHERE namespace = ? GROUP BY source ORDER BY source", [namespace]
+            ).fetchall()
+            return {source: int(n) for source, n in rows}
+
     def _count(self, cursor: Any, namespace: str) -> int:
         return int(cursor.execute("SELECT count(*) FROM visible_chunks WHERE namespace = ?", [namespace]).fetchone()[0])
 
