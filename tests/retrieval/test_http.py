@@ -93,7 +93,8 @@ def test_llm_client_speaks_chat_completions(openai_server: OpenAIServer, monkeyp
     config = PipelineConfig.from_dict(
         {"llm": {"base_url": openai_server.base_url, "model": "tiny", "api_key": {"env": "TEST_LLM_KEY"}, "system": "be brief", "max_tokens": 20}}
     ).llm
-    client = build_llm(config)
+    assert config is not None and config.type == "openai"  # [llm] is a registered component, "openai" by default
+    client = build_llm(config.config)
     assert client.generate("hello") == "echo: hello"
     request = openai_server.requests[0]
     assert request["path"] == "/v1/chat/completions"

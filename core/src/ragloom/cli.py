@@ -240,6 +240,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command != "plugins" and args.command in COMMANDS and not Path(args.config).exists():
             raise RagloomError(f"config file not found: {args.config} (pass -c/--config PATH)")
+        if handler is None:  # pragma: no cover - argparse requires a command
+            parser.print_help()
+            return EXIT_USAGE
         return int(handler(args) or 0)
     except RagloomError as exc:
         message = " ".join(str(exc).split("\n"))

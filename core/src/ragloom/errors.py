@@ -11,11 +11,9 @@
     │       ├── BlockedAddressError      SSRF protection refused the address
     │       ├── RobotsDisallowedError    robots.txt forbids the URL
     │       └── ResponseTooLargeError    decoded body over the limit
-    ├── ChunkerError
     ├── EmbeddingError
     ├── StoreError
     │   └── DimensionMismatchError       store vectors and embedder differ in dimension
-    ├── RetrievalError
     ├── RerankError                      carries .raw_response and the cause
     └── LLMError                         an LLM call failed; carries .status_code
 
@@ -86,10 +84,6 @@ class ResponseTooLargeError(WebLoaderError):
     """The decoded response body exceeds the configured limit."""
 
 
-class ChunkerError(RagloomError):
-    """A chunker could not split a document."""
-
-
 class EmbeddingError(RagloomError):
     """An embedder failed or returned unusable vectors."""
 
@@ -113,10 +107,6 @@ class DimensionMismatchError(StoreError):
             f"dimension {embedder_dim}; use the embedder the store was built with, "
             "or a new store path / namespace"
         )
-
-
-class RetrievalError(RagloomError):
-    """A retriever failed."""
 
 
 class RerankError(RagloomError):

@@ -21,8 +21,8 @@ Booleans are not numbers.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any, Union
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, Generic, TypeVar, Union
 
 import attrs
 
@@ -34,9 +34,6 @@ MEMBERSHIP = ("$in", "$nin")
 OPERATORS = COMPARISONS + MEMBERSHIP + ("$exists",)
 LOGICAL = ("$and", "$or")
 ORDERING = ("$gt", "$gte", "$lt", "$lte")
-
-Scalar = Union[str, int, float, bool]
-
 
 @attrs.frozen
 class Condition:
@@ -233,7 +230,7 @@ def compile_predicate(node: FilterNode | None) -> Callable[..., bool]:
     return predicate
 
 
-def walk(node: FilterNode | None):  # type: ignore[no-untyped-def]
+def walk(node: FilterNode | None) -> Iterator[Condition]:
     """Every Condition in the tree (stores use it to reject unsupported operators)."""
     if node is None:
         return
@@ -242,3 +239,44 @@ def walk(node: FilterNode | None):  # type: ignore[no-untyped-def]
     else:
         for item in node.items:
             yield from walk(item)
+
+
+T = TypeVar("T")
+
+
+class FilterVisitor(Generic[T]):
+    """Translate a parsed filter tree bottom-up (into SQL, a query DSL, a predicate …).
+
+    Subclass it and implement the three ``visit_*`` methods; :meth:`visit`
+    walks the tree in order (children first, left to right), so parameters a
+    translation binds come out in the order of the text it builds::
+
+        class ToText(FilterVisitor[str]):
+            def visit_condition(self, node): return f"{node.key} {node.op} {node.value!r}"
+            def visit_and(self, node, items): return "(" + " AND ".join(items) + ")"
+            def visit_or(self, node, items): return "(" + " OR ".join(items) + ")"
+
+    A condition the target cannot express should raise :class:`ragloom.errors.FilterError`.
+    """
+
+    def visit(self, node: FilterNode) -> T:
+        """The translation of ``node``."""
+        if isinstance(node, And):
+            return self.visit_and(node, [self.visit(item) for item in node.items])
+        if isinstance(node, Or):
+            return self.visit_or(node, [self.visit(item) for item in node.items])
+        if isinstance(node, Condition):
+            return self.visit_condition(node)
+        raise FilterError(f"not a parsed filter: {node!r}")
+
+    def visit_condition(self, node: Condition) -> T:
+        """One ``key <op> value`` (``node.reserved`` for source, document_id, tags)."""
+        raise NotImplementedError
+
+    def visit_and(self, node: And, items: Sequence[T]) -> T:
+        """All of ``items`` (the translated children)."""
+        raise NotImplementedError
+
+    def visit_or(self, node: Or, items: Sequence[T]) -> T:
+        """Any of ``items`` (the translated children)."""
+        raise NotImplementedError

@@ -36,10 +36,11 @@ from ragloom.config import ComponentSpec, IngestConfig, PipelineConfig, SourceCo
 from ragloom.embedders.base import embed_in_batches
 from ragloom.errors import ConfigError, DimensionMismatchError, LoaderError, RagloomError
 from ragloom.filters import parse_filter
-from ragloom.loaders.base import is_url, resolve_source
-from ragloom.loaders.dispatch import LoaderSet
+from ragloom.loaders.base import SourceRouter, is_url, resolve_source
 from ragloom.plugins import BuildContext, Registry
+from ragloom.protocols import Chunker, Embedder, LLMLike, Reranker, Retriever, Store
 from ragloom.stores.base import SourceStage, SourceState, WriteSession
+from ragloom.structuring import structure_options
 from ragloom.types import Chunk, Document, Failure, IngestResult, Result, content_hash, metadata_hash
 
 
@@ -71,7 +72,7 @@ class _Tally:
     failed: list[Failure] = attrs.field(factory=list)
 
     def result(self) -> IngestResult:
-        counts = {k: tuple(v) if isinstance(v, list) else v for k, v in attrs.asdict(self, recurse=False).items()}
+        counts: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in attrs.asdict(self, recurse=False).items()}
         return IngestResult(embedded=self.chunks, **counts)  # every written chunk was embedded
 
 
@@ -83,13 +84,13 @@ class Pipeline:
         *,
         config: PipelineConfig,
         registry: Registry,
-        loaders: LoaderSet,
-        chunker: Any,
-        embedder: Any,
-        store: Any,
-        retriever: Any,
-        reranker: Any = None,
-        llm: Any = None,
+        loaders: SourceRouter,
+        chunker: Chunker,
+        embedder: Embedder,
+        store: Store,
+        retriever: Retriever,
+        reranker: Reranker | None = None,
+        llm: LLMLike | None = None,
     ):
         self.config = config
         self.registry = registry
@@ -173,7 +174,7 @@ class Pipeline:
             return
         is_dir = not url and os.path.isdir(resolved)
         if loader_name is not None and not is_dir:
-            files, skipped = [resolved], []
+            files, skipped = [resolved], list[str]()
         else:
             files, skipped = self.loaders.expand(resolved)
             if not url and not is_dir and not files:
@@ -449,20 +450,15 @@ class _SourceWriter:
 
 
 def _build(stage: str, spec: ComponentSpec, registry: Registry, context: BuildContext) -> Any:
-    info = registry.get(stage, spec.type, path=f"$.{stage}.type")
-    config = spec.config
-    if config is None and info.config is not None:
-        config = registry.structure_config(stage, spec.type, {}, path=f"$.{stage}")
-    return registry.build_from_config(info, config, context)
+    return registry.create(stage, spec, context)
 
 
 def _assemble(config: PipelineConfig, registry: Registry, instances: dict[str, Any]) -> Pipeline:
-    context = BuildContext(registry=registry, base_dir=config.base_dir, namespace=config.namespace)
+    """Every part from the registry (or a given instance), each factory seeing the parts built before it."""
+    context = BuildContext(registry=registry, base_dir=config.base_dir, namespace=config.namespace, loader_options=dict(config.loaders))
     llm = instances.get("llm")
     if llm is None and config.llm is not None:
-        from ragloom.llm import build_llm
-
-        llm = build_llm(config.llm)
+        llm = _build("llm", config.llm, registry, context)
     context = attrs.evolve(context, llm=llm)
     embedder = instances.get("embedder") or _build("embedder", config.embedder, registry, context)
     context = attrs.evolve(context, embedder=embedder)
@@ -473,10 +469,13 @@ def _assemble(config: PipelineConfig, registry: Registry, instances: dict[str, A
     reranker = instances.get("reranker")
     if reranker is None and config.reranker is not None:
         reranker = _build("reranker", config.reranker, registry, context)
+    router = _build("loader", ComponentSpec(type="auto", config=config.loaders.get("auto")), registry, context)
+    if not isinstance(router, SourceRouter):
+        raise ConfigError(f"the 'auto' loader ({type(router).__name__}) must route sources: expand(), name_for() and get()")
     return Pipeline(
         config=config,
         registry=registry,
-        loaders=LoaderSet(context, config.loaders),
+        loaders=router,
         chunker=chunker,
         embedder=embedder,
         store=store,
@@ -528,31 +527,26 @@ class PipelineBuilder:
 
     def loader(self, name: str, **options: Any) -> PipelineBuilder:
         """Options of one loader (``[loaders.<name>]``)."""
-        self._loaders[name] = self.registry.structure_config("loader", name, options, path=f"$.loaders.{name}")
+        self._loaders[name] = self.registry.configure("loader", name, options, path=f"$.loaders.{name}", name_path=f"$.loaders.{name}").config
         return self
 
     def ingest_options(self, **options: Any) -> PipelineBuilder:
         """``[ingest]`` options: ``batch_size``, ``commit_every``, ``on_error``, ``remove_missing``."""
-        from ragloom.config import structure_options
-
         self._fields["ingest"] = structure_options(IngestConfig, options, path="$.ingest")
         return self
 
-    def llm(self, client: Any = None, **options: Any) -> PipelineBuilder:
-        """An LLM client instance (anything with ``generate(prompt) -> str``) or ``[llm]`` options."""
-        if client is not None:
+    def llm(self, client: LLMLike | str | None = None, **options: Any) -> PipelineBuilder:
+        """An LLM client instance (anything with ``generate(prompt) -> str``), or a registered name
+        (default ``openai``) with ``[llm]`` options."""
+        if client is not None and not isinstance(client, str):
             self._instances["llm"] = client
         else:
-            from ragloom.config import parse_llm
-
-            self._fields["llm"] = parse_llm(options)
+            self._fields["llm"] = self.registry.configure("llm", client or "openai", options, path="$.llm")
         return self
 
     def _stage(self, stage: str, component: Any, options: dict[str, Any]) -> PipelineBuilder:
         if isinstance(component, str):
-            self.registry.get(stage, component, path=f"$.{stage}.type")
-            config = self.registry.structure_config(stage, component, options, path=f"$.{stage}")
-            self._fields[stage] = ComponentSpec(type=component, config=config)
+            self._fields[stage] = self.registry.configure(stage, component, options, path=f"$.{stage}")
             self._instances.pop(stage, None)
         else:
             if options:

@@ -80,15 +80,6 @@ class Chunk:
 
 
 @attrs.frozen(kw_only=True)
-class Span:
-    """A piece of a document, as chunkers produce it before ids are assigned."""
-
-    start: int
-    end: int
-    metadata: dict[str, Any] = attrs.field(factory=dict)
-
-
-@attrs.frozen(kw_only=True)
 class Result:
     """A retrieved chunk with everything needed to cite it."""
 

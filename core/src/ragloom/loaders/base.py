@@ -38,6 +38,24 @@ class Loader(Protocol):
 
     def load(self, source: str) -> Iterable[Document]:
         """Documents of the source, in order."""
+        ...
+
+
+@runtime_checkable
+class SourceRouter(Loader, Protocol):
+    """A loader that routes sources to other loaders (the ``auto`` loader the pipeline ingests through)."""
+
+    def expand(self, source: str) -> tuple[list[str], list[str]]:
+        """``(files some loader reads, files none does)``: ``[source]`` for a file or URL, sorted files for a directory."""
+        ...
+
+    def name_for(self, source: str) -> str | None:
+        """The registered name of the loader for one file (by suffix) or URL (by scheme), or None."""
+        ...
+
+    def get(self, name: str) -> Loader:
+        """The loader registered as ``name``, built once with its ``[loaders.<name>]`` options."""
+        ...
 
 
 def is_url(source: str) -> bool:
@@ -149,6 +167,11 @@ def check_text_chars(text: str, max_chars: int, source: str, position: object = 
     if len(text) > max_chars:
         raise LoaderError(f"extracted text is over the limit of {max_chars} characters (max_text_chars)", source=source, position=position)
     return text
+
+
+def file_metadata(path: str) -> dict[str, str]:
+    """Metadata every file loader adds."""
+    return {"file_name": Path(path).name}
 
 
 def iter_files(directory: str) -> Iterable[str]:

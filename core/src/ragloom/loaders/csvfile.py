@@ -18,10 +18,10 @@ from ragloom.loaders.base import (
     DEFAULT_MAX_STREAM_BYTES,
     DEFAULT_MAX_TEXT_CHARS,
     check_text_chars,
+    file_metadata,
     files_of,
     open_limited,
 )
-from ragloom.loaders.text import file_metadata
 from ragloom.types import Document
 
 CSV_SUFFIXES = (".csv", ".tsv")

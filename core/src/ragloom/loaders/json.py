@@ -19,10 +19,10 @@ from ragloom.loaders.base import (
     DEFAULT_MAX_TEXT_CHARS,
     check_text_chars,
     decode_text,
+    file_metadata,
     files_of,
     read_bytes,
 )
-from ragloom.loaders.text import file_metadata
 from ragloom.types import Document
 
 JSON_SUFFIXES = (".json",)

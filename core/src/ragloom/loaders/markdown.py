@@ -11,8 +11,7 @@ import attrs
 import yaml
 
 from ragloom.errors import LoaderError
-from ragloom.loaders.base import DEFAULT_MAX_FILE_BYTES, decode_utf8, files_of, read_bytes
-from ragloom.loaders.text import file_metadata
+from ragloom.loaders.base import DEFAULT_MAX_FILE_BYTES, decode_utf8, file_metadata, files_of, read_bytes
 from ragloom.types import Document
 
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")

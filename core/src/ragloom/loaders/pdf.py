@@ -15,10 +15,9 @@ from typing import Any
 
 import attrs
 
-from ragloom.config import Secret
 from ragloom.errors import LoaderError, RagloomError
-from ragloom.loaders.base import DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_TEXT_CHARS, files_of, read_bytes
-from ragloom.loaders.text import file_metadata
+from ragloom.loaders.base import DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_TEXT_CHARS, file_metadata, files_of, read_bytes
+from ragloom.structuring import Secret
 from ragloom.types import Document
 
 PDF_SUFFIXES = (".pdf",)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Hashable, Sequence
 from typing import Any
 
 import attrs
@@ -123,7 +123,7 @@ class MemoryStore:
         if self._size < 4096 or alive * 2 > self._size:
             return
         keep = np.flatnonzero(self._alive[: self._size])
-        renumber = {int(old): new for new, old in enumerate(keep.tolist())}
+        renumber: dict[Hashable, Hashable] = {int(old): new for new, old in enumerate(keep.tolist())}
         for index in self._keyword.values():
             index.remap(renumber)
         self._vectors[: len(keep)] = self._vectors[keep]
@@ -314,7 +314,7 @@ class MemoryStore:
                 return []
             keys = self._matching_rows(namespace, filter).tolist() if filter is not None else None
             hits = index.search(query, top_k=top_k, keys=keys)
-            return [_to_result(self._chunks[row], score) for row, score in hits]  # type: ignore[index, arg-type]
+            return [_to_result(self._chunks[row], score) for row, score in hits]  # type: ignore[index, arg-type, call-overload]
 
     def get_vectors(self, namespace: str, chunk_ids: Sequence[str]) -> np.ndarray:
         """Stored (normalised) vectors of visible chunks, in the order asked."""

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ragloom.errors import StoreError
+from ragloom.plugin import StoreError
 
 SCHEMA_NAME = "ragloom-duckdb"
 SCHEMA_VERSION = 2
@@ -53,7 +53,7 @@ def extension_path(name: str) -> str:
     except ImportError as exc:
         raise StoreError(f"the duckdb store needs the {name} extension: pip install duckdb-extension-{name}") from exc
     duckdb = _import_duckdb()
-    folder = Path(module.__file__).parent / "extensions"
+    folder = Path(module.__file__ or ".").parent / "extensions"
     exact = sorted(glob.glob(str(folder / f"v{duckdb.__version__}" / "*.duckdb_extension")))
     found = exact or sorted(glob.glob(str(folder / "*" / "*.duckdb_extension")))
     if not found:
@@ -177,8 +177,9 @@ def acquire(path: str, *, read_only: bool, threads: int | None) -> Database:
         return database
     key = os.path.realpath(path)
     with _OPEN_LOCK:
-        database = _OPEN.get(key)
-        if database is not None:
+        shared = _OPEN.get(key)
+        if shared is not None:
+            database = shared
             if database.read_only != read_only:
                 mode = "read-only" if database.read_only else "read-write"
                 raise StoreError(f"DuckDB store {path} is already open {mode} in this process; open it the same way")

@@ -27,11 +27,18 @@ from typing import Any
 
 import numpy as np
 
-from ragloom.errors import DimensionMismatchError, RagloomError, StoreError
-from ragloom.filters import FilterNode
-from ragloom.keyword import BM25Index
-from ragloom.stores.base import KEYWORD_SEARCH, VECTORS, SourceState, normalize_rows
-from ragloom.types import Result
+from ragloom.plugin import (
+    KEYWORD_SEARCH,
+    VECTORS,
+    BM25Index,
+    DimensionMismatchError,
+    FilterNode,
+    RagloomError,
+    Result,
+    SourceState,
+    StoreError,
+    normalize_rows,
+)
 from ragloom_duckdb.config import DuckDBStoreConfig
 from ragloom_duckdb.database import SCHEMA_VERSION, Database, acquire, release
 from ragloom_duckdb.mirror import Payload, VectorMirror

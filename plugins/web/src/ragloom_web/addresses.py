@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 import attrs
 
-from ragloom.errors import BlockedAddressError, WebLoaderError
+from ragloom.plugin import BlockedAddressError, WebLoaderError
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network

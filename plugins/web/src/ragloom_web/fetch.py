@@ -19,8 +19,7 @@ from collections.abc import Iterator
 import attrs
 import httpx
 
-from ragloom.errors import BlockedAddressError, ResponseTooLargeError, RobotsDisallowedError, WebLoaderError
-from ragloom.httpclient import parse_retry_after
+from ragloom.plugin import BlockedAddressError, ResponseTooLargeError, RobotsDisallowedError, WebLoaderError, parse_retry_after
 from ragloom_web.addresses import AddressGuard
 from ragloom_web.config import WebLoaderConfig
 from ragloom_web.decoding import ACCEPT_ENCODING, PIECE, decode_stream, parse_content_encoding
