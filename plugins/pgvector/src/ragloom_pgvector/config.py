@@ -7,8 +7,7 @@ from typing import Literal
 
 import attrs
 
-from ragloom.config import Secret
-from ragloom.keyword import BM25Config
+from ragloom.plugin import BM25Config, Secret
 
 _IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 import attrs
 import numpy as np
 
-from ragloom.analysis import Analyzer
+from ragloom.plugin import Analyzer
 
 COPY_HEADER = b"PGCOPY\n\xff\r\n\x00" + b"\x00\x00\x00\x00" + b"\x00\x00\x00\x00"
 COPY_TRAILER = b"\xff\xff"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragloom.hookspecs import hookimpl
+from ragloom.plugin import hookimpl
 from ragloom_pgvector.config import PgVectorStoreConfig
 
 

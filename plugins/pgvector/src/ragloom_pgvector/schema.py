@@ -29,7 +29,7 @@ from typing import Any
 
 from psycopg import sql
 
-from ragloom.errors import StoreError
+from ragloom.plugin import StoreError
 
 SCHEMA_NAME = "ragloom-pgvector"
 #: ``pg_advisory_xact_lock`` key serialising DDL (migrations, the vector column, the HNSW index).

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragloom.errors import FilterError
-from ragloom.filters import And, Condition, FilterNode, Or
+from ragloom.plugin import And, Condition, FilterError, FilterNode, Or
 
 _ORDER = {"$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="}
 

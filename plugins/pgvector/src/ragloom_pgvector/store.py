@@ -29,11 +29,20 @@ from typing import Any
 
 import numpy as np
 
-from ragloom.analysis import Analyzer
-from ragloom.errors import DimensionMismatchError, RagloomError, StoreError
-from ragloom.filters import FilterNode
-from ragloom.stores.base import KEYWORD_SEARCH, VECTORS, SourceState, check_write, normalize_rows
-from ragloom.types import Chunk, Result
+from ragloom.plugin import (
+    KEYWORD_SEARCH,
+    VECTORS,
+    Analyzer,
+    Chunk,
+    DimensionMismatchError,
+    FilterNode,
+    RagloomError,
+    Result,
+    SourceState,
+    StoreError,
+    check_write,
+    normalize_rows,
+)
 from ragloom_pgvector import schema as schema_mod
 from ragloom_pgvector.config import PgVectorStoreConfig
 from ragloom_pgvector.keyword import BM25_FILTERED_SQL, BM25_SQL, Postings, TermKeys, postings, query_terms
