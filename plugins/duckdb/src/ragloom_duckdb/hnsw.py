@@ -40,6 +40,7 @@ open (:func:`persisted_index` tells whether one is there).
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import json
 import os
@@ -57,9 +58,9 @@ __all__ = ["SAVE_EVERY", "HnswIndex", "drop_persisted_index", "persisted_index",
 _MAGIC = b"RAGLOOM-HNSW\x00\x00\x00\x01"
 _FORMAT = 1
 _DIGEST = 32
-#: unsaved rows (added or removed since the side file was written) after which a change saves it
+#: changed rows (added, removed or marked dead since the side file was written) after which a change saves it
 SAVE_EVERY = 10_000
-#: a reconciliation that would change more than this share of the rows rebuilds instead
+#: a reconciliation that would add more than this share of the visible rows rebuilds instead
 _REBUILD_SHARE = 0.5
 
 
@@ -103,6 +104,7 @@ class HnswIndex:
         start = time.perf_counter()
         index = cls(path, mirror.dim, m=m, ef_construction=ef_construction, ef_search=ef_search, threads=threads)
         want = mirror.row_ids[: mirror.size][mirror.visible[: mirror.size]]
+        index._remove_leftovers()
         graph = index._load()
         added = removed = 0
         source = "built"
@@ -135,13 +137,13 @@ class HnswIndex:
             return None
         if len(data) < len(_MAGIC) + 8 + _DIGEST or not data.startswith(_MAGIC):
             return None
-        body, digest = data[:-_DIGEST], data[-_DIGEST:]
+        body, digest = memoryview(data)[:-_DIGEST], data[-_DIGEST:]  # views: the file is read into memory once
         if hashlib.blake2b(body, digest_size=_DIGEST).digest() != digest:
             return None
         offset = len(_MAGIC)
         header_size = int.from_bytes(body[offset : offset + 8], "little")
         try:
-            header = json.loads(body[offset + 8 : offset + 8 + header_size])
+            header = json.loads(bytes(body[offset + 8 : offset + 8 + header_size]))
         except ValueError:
             return None
         expected = {"format": _FORMAT, "dim": self.dim, "m": self.m, "ef_construction": self.ef_construction}
@@ -244,16 +246,19 @@ class HnswIndex:
         header = json.dumps(
             {"format": _FORMAT, "dim": self.dim, "m": self.m, "ef_construction": self.ef_construction, "rows": len(self.graph)}
         ).encode()
-        blob = self.graph.save()
-        body = b"".join((_MAGIC, len(header).to_bytes(8, "little"), header, bytes(blob)))
-        digest = hashlib.blake2b(body, digest_size=_DIGEST).digest()
+        parts = (_MAGIC, len(header).to_bytes(8, "little"), header, self.graph.save())
+        hasher = hashlib.blake2b(digest_size=_DIGEST)
+        for part in parts:
+            hasher.update(part)
         folder = os.path.dirname(os.path.abspath(self.path))
+        self._remove_leftovers()
         temporary = None
         try:
             handle, temporary = tempfile.mkstemp(prefix=os.path.basename(self.path) + ".", suffix=".tmp", dir=folder)
             with os.fdopen(handle, "wb") as out:
-                out.write(body)
-                out.write(digest)
+                for part in parts:
+                    out.write(part)
+                out.write(hasher.digest())
                 out.flush()
                 os.fsync(out.fileno())
             os.replace(temporary, self.path)
@@ -268,6 +273,17 @@ class HnswIndex:
                 except OSError:
                     pass
         self.unsaved = 0
+
+    def _remove_leftovers(self) -> None:
+        """Delete temporary files of saves that were killed (a concurrent save losing its file skips that save)."""
+        if self.path is None:
+            return
+        pattern = glob.escape(os.path.abspath(self.path)) + ".*.tmp"
+        for leftover in glob.glob(pattern):
+            try:
+                os.unlink(leftover)
+            except OSError:
+                pass
 
     def close(self) -> None:
         """Save what changed since the last save and release the graph."""
