@@ -30,7 +30,7 @@ CHUNKS = {1: 5, 2: 8}  # chunks per file in each version
 DIM = 32
 KILLS = 20
 NS = "default"
-HNSW = DuckDBStoreConfig(index="hnsw", hnsw_min_chunks=50)
+HNSW = DuckDBStoreConfig(index="hnsw", hnsw_min_chunks=30)
 WORDS = (
     "lamp light warm cold amber blue battery charge cable dimmer timer schedule sleep wake app phone "
     "bulb socket switch colour red green night day sensor motion brightness mode reading party sunset"
