@@ -6,7 +6,7 @@
 SciFact windows through the hash embedder (384-d), as in bench_duckdb.py. Steps, each timed:
 the first HNSW search of a store with no side file (graph build + save), the first search of a
 reopened store (side file read, checked, reconciled), the first search after a child process was
-SIGKILLed having committed ``--crash-rows`` re-ingested rows it never saved into the side file, and
+SIGKILLed having committed ``--crash-rows`` more rows it never saved into the side file, and
 HNSW against exact query latency and recall@10. ``--vss-src`` also times the vss HNSW index of an
 earlier ragloom-duckdb (the plugin's source folder of that version) on the same vectors.
 """
@@ -41,7 +41,7 @@ from ragloom_duckdb import DuckDBStore, DuckDBStoreConfig
 vectors = np.load({vectors!r})
 store = DuckDBStore(DuckDBStoreConfig(index="hnsw", hnsw_min_chunks=0), path={path!r})
 store.search("bench", vectors[0], top_k=10)  # the index is loaded and kept in step from here on
-_fill(store, vectors)                          # re-ingest: sources s0.. get new rows, old ones deleted
+_fill(store, vectors)                          # commits len(vectors) more rows (generation 1 again: added beside the old ones)
 print("committed", flush=True)
 import time; time.sleep(60)
 """
@@ -129,7 +129,7 @@ def main() -> None:
                     f"recall@10 {_recall(hnsw_ids, exact_ids):.3f}; exact {exact_time * 1e3:.2f} ms (ratio {hnsw_time / exact_time:.2f}) |")
         print(rows[-1], flush=True)
 
-        # a crash: a child re-ingests the first crash-rows rows (new generations, old rows deleted), commits, is killed
+        # a crash: a child with the index loaded commits crash-rows more rows and is killed before saving the side file
         np.save(work / "crash.npy", vectors[: args.crash_rows])
         code = _CRASH.format(bench=str(Path(__file__).resolve().parent), vectors=str(work / "crash.npy"), path=str(path))
         child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
