@@ -154,7 +154,7 @@ def test_reopen_after_changes_reconciles_instead_of_rebuilding(tmp_path: Path) -
         store.search(NS, embedder.embed_query("lamp"), top_k=1)
     saved = (tmp_path / "h.duckdb.hnsw").read_bytes()
     with DuckDBStore(path=path) as store:  # an exact-index process replaces a source: the side file is not touched
-        texts = ["replacement text number %d about a lamp" % i for i in range(20)]
+        texts = [f"replacement text number {i} about a lamp" for i in range(20)]
         generation = store.source_state(NS, "/doc3.md").next_generation
         store.write(NS, generation, make_chunks("/doc3.md", 20, texts=texts), embedder.embed_documents(texts))
         store.commit_source(NS, "/doc3.md", generation)
