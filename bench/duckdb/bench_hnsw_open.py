@@ -41,7 +41,7 @@ from ragloom_duckdb import DuckDBStore, DuckDBStoreConfig
 vectors = np.load({vectors!r})
 store = DuckDBStore(DuckDBStoreConfig(index="hnsw", hnsw_min_chunks=0), path={path!r})
 store.search("bench", vectors[0], top_k=10)  # the index is loaded and kept in step from here on
-_fill(store, vectors)                          # commits len(vectors) more rows (generation 1 again: added beside the old ones)
+_fill(store, vectors)                          # re-ingests the sources of these rows (new generations committed)
 print("committed", flush=True)
 import time; time.sleep(60)
 """

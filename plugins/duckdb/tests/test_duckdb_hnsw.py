@@ -27,11 +27,13 @@ def _texts(count: int, seed: int) -> list[str]:
 
 def _fill(store: DuckDBStore, embedder: HashEmbedder, sources: int, per_source: int) -> None:
     texts = _texts(sources * per_source, 1)
-    for s in range(sources):
-        part = texts[s * per_source : (s + 1) * per_source]
-        chunks = make_chunks(f"/doc{s}.md", per_source, texts=part, metadata={"group": s % 3})
-        store.write(NS, 1, chunks, embedder.embed_documents(part))
-        store.commit_source(NS, f"/doc{s}.md", 1)
+    with store.session(NS) as session:
+        for s in range(sources):
+            part = texts[s * per_source : (s + 1) * per_source]
+            chunks = make_chunks(f"/doc{s}.md", per_source, texts=part, metadata={"group": s % 3})
+            stage = session.stage(f"/doc{s}.md")
+            stage.write(chunks, embedder.embed_documents(part))
+            stage.commit()
 
 
 def test_hnsw_recall_against_exact(tmp_path: Path) -> None:
@@ -75,9 +77,10 @@ def test_hnsw_survives_reopen_and_reingest(tmp_path: Path) -> None:
     with DuckDBStore(path=path) as store:
         texts = ["brand new lamp text"] * 3
         chunks = make_chunks("/doc0.md", 3, texts=texts)
-        generation = store.source_state(NS, "/doc0.md").next_generation
-        store.write(NS, generation, chunks, embedder.embed_documents(texts))
-        assert store.commit_source(NS, "/doc0.md", generation) == 20
+        with store.session(NS) as session:
+            stage = session.stage("/doc0.md")
+            stage.write(chunks, embedder.embed_documents(texts))
+            assert stage.commit() == 20
     with DuckDBStore(config, path=path) as store:
         assert store.plan(NS) == "hnsw"
         results = store.search(NS, embedder.embed_query("brand new lamp text"), top_k=5)
@@ -135,10 +138,12 @@ def test_side_file_is_checked_and_rebuilt_when_it_does_not_match(tmp_path: Path)
     other = tmp_path / "other.duckdb"
     with DuckDBStore(config, path=other) as store:
         texts = _texts(120, 5)
-        for s in range(6):
-            chunks = make_chunks(f"/doc{s}.md", 20, texts=texts[s * 20 : (s + 1) * 20])
-            store.write(NS, 1, chunks, embedder.embed_documents(texts[s * 20 : (s + 1) * 20]))
-            store.commit_source(NS, f"/doc{s}.md", 1)
+        with store.session(NS) as session:
+            for s in range(6):
+                chunks = make_chunks(f"/doc{s}.md", 20, texts=texts[s * 20 : (s + 1) * 20])
+                stage = session.stage(f"/doc{s}.md")
+                stage.write(chunks, embedder.embed_documents(texts[s * 20 : (s + 1) * 20]))
+                stage.commit()
         store.search(NS, embedder.embed_query("lamp"), top_k=1)
     side.write_bytes((tmp_path / "other.duckdb.hnsw").read_bytes())
     assert opened() == "built"
@@ -155,9 +160,10 @@ def test_reopen_after_changes_reconciles_instead_of_rebuilding(tmp_path: Path) -
     saved = (tmp_path / "h.duckdb.hnsw").read_bytes()
     with DuckDBStore(path=path) as store:  # an exact-index process replaces a source: the side file is not touched
         texts = [f"replacement text number {i} about a lamp" for i in range(20)]
-        generation = store.source_state(NS, "/doc3.md").next_generation
-        store.write(NS, generation, make_chunks("/doc3.md", 20, texts=texts), embedder.embed_documents(texts))
-        store.commit_source(NS, "/doc3.md", generation)
+        with store.session(NS) as session:
+            stage = session.stage("/doc3.md")
+            stage.write(make_chunks("/doc3.md", 20, texts=texts), embedder.embed_documents(texts))
+            stage.commit()
     assert (tmp_path / "h.duckdb.hnsw").read_bytes() == saved
     with DuckDBStore(config, path=path) as store:
         assert _self_found(store, embedder, texts) == 1.0
@@ -205,8 +211,10 @@ def test_file_with_a_persisted_vss_index_of_an_earlier_version_opens_and_answers
         assert store.count(NS) == 180 and "/doc9.md" not in store.sources(NS)
         assert _self_found(store, embedder, probes) >= 0.95
         texts = ["a new source after the migration"] * 2
-        store.write(NS, 1, make_chunks("/new.md", 2, texts=texts), embedder.embed_documents(texts))
-        store.commit_source(NS, "/new.md", 1)
+        with store.session(NS) as session:
+            stage = session.stage("/new.md")
+            stage.write(make_chunks("/new.md", 2, texts=texts), embedder.embed_documents(texts))
+            stage.commit()
         assert store.search(NS, embedder.embed_query(texts[0]), top_k=1)[0].source == "/new.md"
     con = duckdb.connect(str(path), read_only=True)
     try:

@@ -318,7 +318,7 @@ def persisted_index(cursor: Any) -> bool:
 
 
 def drop_persisted_index(cursor: Any) -> None:
-    """Remove an earlier version's HNSW index and marker from the file and checkpoint (vss must be loaded)."""
+    """Remove an earlier version's HNSW index and marker from the file and checkpoint (no extension needed)."""
     names = [
         row[0]
         for row in cursor.execute(
