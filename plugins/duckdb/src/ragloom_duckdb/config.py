@@ -14,10 +14,11 @@ class DuckDBStoreConfig:
     """``[store]`` options of ``type = "duckdb"``.
 
     ``path`` is relative to the config file's folder (``":memory:"`` keeps
-    nothing). ``index = "hnsw"`` adds a vss HNSW index (``m``,
-    ``ef_construction``, ``ef_search``) used for unfiltered searches of a
-    namespace holding at least ``hnsw_min_chunks`` chunks; smaller or filtered
-    searches stay exact.
+    nothing). ``index = "hnsw"`` adds an HNSW index (``m``,
+    ``ef_construction``, ``ef_search``; kept in the process and saved beside
+    the file, never inside it) used for unfiltered searches of a namespace
+    holding at least ``hnsw_min_chunks`` chunks; smaller or filtered searches
+    stay exact.
     """
 
     path: str = attrs.field(default=".ragloom/ragloom.duckdb", validator=attrs.validators.min_len(1))

@@ -2,9 +2,8 @@
 
 Every store object of one process that opens the same file shares one
 :class:`Database` (one DuckDB instance, one lock, one vector mirror), so two
-objects can never hold diverging copies. The vss extension is loaded from the
-``duckdb-extension-vss`` wheel *before* the file is attached, so a WAL that
-touches an HNSW index replays cleanly after a crash.
+objects can never hold diverging copies. No extension is loaded: the HNSW
+index is derived data kept outside the file (:mod:`ragloom_duckdb.hnsw`).
 """
 
 from __future__ import annotations
@@ -77,21 +76,17 @@ class Database:
         self.next_row_id = 0
         self.mirror: Any = None
         self.keyword: dict[str, Any] = {}
-        self.hnsw_ready = False
+        #: the HNSW index (:class:`ragloom_duckdb.hnsw.HnswIndex`), opened by the first HNSW search
+        self.hnsw: Any = None
         self._local = threading.local()
         config: dict[str, Any] = {}
         if threads is not None:
             config["threads"] = threads
-        self.vss_loaded = False
         self._config = config
-        try:
-            self._connect(load_vss=False)
-        except StoreError:
-            # a WAL that touches an HNSW index only replays with vss loaded first
-            self._connect(load_vss=True)
+        self._connect()
         self._cursors: list[Any] = []
 
-    def _connect(self, *, load_vss: bool) -> None:
+    def _connect(self) -> None:
         duckdb = _import_duckdb()
         path, read_only = self.path, self.read_only
         self.con = duckdb.connect(":memory:", config=self._config)
@@ -99,8 +94,6 @@ class Database:
             for setting in SETTINGS:
                 self.con.execute(setting)
             self.threads = int(self.con.execute("SELECT current_setting('threads')").fetchone()[0])
-            if load_vss:
-                self.load_vss()
             if path != ":memory:":
                 if read_only and not os.path.exists(path):
                     raise StoreError(f"cannot open DuckDB store {path} read-only: no such file")
@@ -115,13 +108,6 @@ class Database:
         except BaseException:
             self.con.close()
             raise
-
-    def load_vss(self) -> None:
-        """Load the vss extension (HNSW indexes) into this database instance."""
-        if not self.vss_loaded:
-            self.con.execute(f"LOAD {_quote(extension_path('vss'))}")
-            self.con.execute("SET GLOBAL hnsw_enable_experimental_persistence = true")
-            self.vss_loaded = True
 
     @contextmanager
     def single_threaded(self, cursor: Any) -> Iterator[None]:
@@ -148,7 +134,10 @@ class Database:
         return cursor
 
     def close(self) -> None:
-        """Close every cursor and the database."""
+        """Save the HNSW index if it changed, close every cursor and the database."""
+        if self.hnsw is not None:
+            self.hnsw.close()
+            self.hnsw = None
         for cursor in self._cursors:
             try:
                 cursor.close()

@@ -11,8 +11,9 @@ entirely new.
 Searches: exact search scores the in-memory :class:`~ragloom_duckdb.mirror.VectorMirror`
 (loaded from the file on the first search, changed under the same lock as the
 transactions that change the file) and reads the top rows back from DuckDB;
-``index = "hnsw"`` answers large unfiltered searches through the vss HNSW
-index instead (row ids from the index, records and scores from the mirror). Keyword search is BM25 (:class:`ragloom.keyword.BM25Index`)
+``index = "hnsw"`` answers large unfiltered searches through an in-process HNSW
+graph instead (:mod:`ragloom_duckdb.hnsw`: row ids from the graph, records and
+scores from the mirror; the graph is never stored in the database file). Keyword search is BM25 (:class:`ragloom.keyword.BM25Index`)
 over the visible chunk texts of the namespace, built from the file on the
 first keyword query and kept in step with every commit and delete.
 """
@@ -42,6 +43,7 @@ from ragloom.plugin import (
 )
 from ragloom_duckdb.config import DuckDBStoreConfig
 from ragloom_duckdb.database import SCHEMA_VERSION, Database, acquire, release
+from ragloom_duckdb.hnsw import HnswIndex, drop_persisted_index, persisted_index, side_path
 from ragloom_duckdb.mirror import Payload, VectorMirror
 from ragloom_duckdb.schema import open_schema
 from ragloom_duckdb.session import DuckDBSession, _Commit, _Written, batch_table, create_chunks, insert_sql
@@ -69,13 +71,10 @@ class DuckDBStore:
                 if self._db.refs == 1:
                     cursor = self._db.cursor()
                     self._db.dim, has_chunks = open_schema(cursor, self.path, read_only=self.config.read_only)
-                    # the hnsw marker exists only in a file that has a chunks table
-                    indexed = has_chunks and cursor.execute("SELECT count(*) FROM ragloom_meta WHERE key = 'hnsw'").fetchone()[0]
-                    if self.config.index == "hnsw" or indexed:
-                        self._db.load_vss()
+                    if has_chunks and not self.config.read_only and persisted_index(cursor):
+                        drop_persisted_index(cursor)  # an earlier version's index inside the file
                     if has_chunks:
                         self._db.next_row_id = int(cursor.execute("SELECT coalesce(max(row_id), -1) + 1 FROM chunks").fetchone()[0])
-                        self._ensure_hnsw(cursor)
         except BaseException:
             self.close()
             raise
@@ -115,20 +114,16 @@ class DuckDBStore:
     def _has_chunks(self) -> bool:
         return self._db.dim is not None
 
-    def _ensure_hnsw(self, cursor: Any) -> None:
-        if self.config.index != "hnsw" or self._db.hnsw_ready or not self._has_chunks():
-            return
-        self._db.load_vss()
-        cursor.execute(f"SET GLOBAL hnsw_ef_search = {int(self.config.ef_search)}")
-        exists = cursor.execute("SELECT count(*) FROM ragloom_meta WHERE key = 'hnsw'").fetchone()[0]
-        if not exists and not self.config.read_only:
-            with self._transaction(cursor):
-                cursor.execute(
-                    "CREATE INDEX chunks_hnsw ON chunks USING HNSW (vector) "
-                    f"WITH (metric = 'cosine', M = {int(self.config.m)}, ef_construction = {int(self.config.ef_construction)})"
-                )
-                cursor.execute("INSERT INTO ragloom_meta VALUES ('hnsw', 'chunks_hnsw')")
-        self._db.hnsw_ready = True
+    def _hnsw(self, mirror: VectorMirror) -> HnswIndex:
+        """The HNSW index of the file's visible rows (its side file reconciled, or built, on first use)."""
+        db = self._db
+        if db.hnsw is None:
+            config = self.config
+            db.hnsw = HnswIndex.open(
+                side_path(self.path), mirror, m=config.m, ef_construction=config.ef_construction,
+                ef_search=config.ef_search, threads=db.threads,
+            )
+        return db.hnsw
 
     def _mirror(self, cursor: Any) -> VectorMirror:
         db = self._db
@@ -175,6 +170,8 @@ class DuckDBStore:
                 db.mirror.drop(np.asarray(dropped, dtype=np.int64))
             if shown:
                 db.mirror.show(np.asarray(shown, dtype=np.int64))
+        if db.hnsw is not None and db.mirror is not None:
+            db.hnsw.apply(db.mirror, np.asarray(shown, dtype=np.int64), np.asarray(dropped, dtype=np.int64))
         index = db.keyword.get(namespace)
         if index is not None:
             if dropped:
@@ -313,26 +310,18 @@ class DuckDBStore:
         total = int(allowed.sum())
         if total < self.config.hnsw_min_chunks or total == 0:
             return None
-        self._ensure_hnsw(cursor)
-        dim = self._db.dim
+        index = self._hnsw(mirror)
         limit = top_k
-        rows_in_table = mirror.size - mirror.dead
-        # the query vector becomes a session variable, cast from one text parameter: a constant for
-        # the optimizer (so the HNSW scan is planned) at ~1.5 ms, where a list parameter costs ~80 ms
-        cursor.execute(f"SET VARIABLE ragloom_query = ?::FLOAT[{int(dim or 0)}]", ["[" + ",".join(map(repr, query.tolist())) + "]"])
-        literal = "getvariable('ragloom_query')"
+        indexed = len(index)
         for _ in range(6):
-            ids = cursor.execute(
-                f"SELECT row_id FROM chunks ORDER BY array_cosine_distance(vector, {literal}) LIMIT {int(limit)}"
-            ).fetchnumpy()["row_id"]
-            positions = mirror.positions(np.asarray(ids, dtype=np.int64))
+            positions = mirror.positions(index.search(query, limit, self.config.ef_search))
             positions = positions[allowed[positions]]
             if len(positions) >= min(top_k, total):
                 scores = mirror.vectors[positions] @ query
                 order = np.lexsort((positions, -scores))[:top_k]
                 payloads = mirror.payloads
                 return [self._result(payloads[p], s) for p, s in zip(positions[order].tolist(), scores[order].tolist(), strict=True)]  # type: ignore[arg-type]
-            if limit >= rows_in_table:
+            if limit >= indexed:
                 break
             limit *= 4
         return None
@@ -587,7 +576,6 @@ class DuckDBStore:
             # committed: bring the process's caches in step (under the same lock)
             if created is not None:
                 db.dim = created
-                self._ensure_hnsw(cursor)
             shown: list[np.ndarray] = [ids for key in committed for ids in in_file.get(key, ())]
             if inserted is not None:
                 row_ids, metadata_json, vectors = inserted
