@@ -1,6 +1,7 @@
 """JSON POSTs with retries, exponential backoff and ``Retry-After``, over an injected httpx.Client.
 
-Shared by every HTTP-backed component (OpenAI-compatible chat and embeddings,
+:func:`apost_json` is the same over an ``httpx.AsyncClient`` (the async path,
+see :mod:`ragloom.aio`). Shared by every HTTP-backed component (OpenAI-compatible chat and embeddings,
 Cohere …). Retried: 408, 409, 425, 429 and 5xx answers, timeouts and connection
 errors; a ``Retry-After`` header (seconds or an HTTP date) replaces the backoff
 delay for that attempt, capped by ``max_delay``. Everything else fails at once.
@@ -10,10 +11,11 @@ Failures raise the caller's error class (a RagloomError subclass taking
 
 from __future__ import annotations
 
+import asyncio
 import email.utils
 import json as jsonlib
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ragloom.errors import RagloomError
@@ -135,3 +137,55 @@ def _make(error: type[RagloomError], message: str, status: int | None) -> Ragloo
         exc = error(message)
         exc.status_code = status  # type: ignore[attr-defined]
         return exc
+
+
+async def apost_json(
+    client: httpx.AsyncClient,
+    url: str,
+    *,
+    json: Any,
+    headers: Mapping[str, str] | None = None,
+    timeout: float | None = None,
+    retries: int = 3,
+    backoff: float = 0.5,
+    error: type[RagloomError] = RagloomError,
+    max_delay: float = DEFAULT_MAX_DELAY,
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+) -> Any:
+    """:func:`post_json` over an ``httpx.AsyncClient``: same retries, same errors."""
+    import httpx
+
+    attempts = max(0, retries) + 1
+    last_exc: Exception | None = None
+    message = ""
+    status: int | None = None
+    for attempt in range(attempts):
+        retry_after: float | None = None
+        try:
+            response = await client.post(url, json=json, headers=dict(headers or {}), timeout=timeout)
+        except httpx.TimeoutException as exc:
+            last_exc, status = exc, None
+            message = f"POST {url} timed out after {timeout}s"
+        except httpx.TransportError as exc:
+            last_exc, status = exc, None
+            message = f"POST {url} failed: {type(exc).__name__}: {exc}"
+        else:
+            status = response.status_code
+            if 200 <= status < 300:
+                try:
+                    return response.json()
+                except (ValueError, UnicodeDecodeError) as exc:
+                    snippet = response.text[:200] if response.content else ""
+                    raise _make(error, f"POST {url}: the server answered malformed JSON: {snippet!r}", status) from exc
+            message = f"POST {url} answered HTTP {status}: {server_message(response)}"
+            if status not in RETRY_STATUSES:
+                raise _make(error, message, status)
+            last_exc = None
+            retry_after = parse_retry_after(response.headers.get("retry-after"))
+        if attempt + 1 < attempts:
+            await sleep(_delay(attempt, backoff, retry_after, max_delay))
+    suffix = f" (after {attempts} attempts)" if attempts > 1 else ""
+    exc_out = _make(error, message + suffix, status)
+    if last_exc is not None:
+        raise exc_out from last_exc
+    raise exc_out

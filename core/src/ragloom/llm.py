@@ -8,7 +8,8 @@
     api_key = { env = "OPENAI_API_KEY" }      # optional; a reference, never the value
 
 It POSTs ``{base_url}/chat/completions`` and returns the first choice's text,
-retrying 429/5xx answers and timeouts with backoff that honours ``Retry-After``.
+retrying 429/5xx answers and timeouts with backoff that honours ``Retry-After``
+(``agenerate`` and the async path of :mod:`ragloom.aio` use an ``httpx.AsyncClient``).
 In Python any callable ``f(prompt) -> str`` or object with ``generate(prompt) -> str``
 can stand in for it (:func:`as_generate`).
 """
@@ -22,7 +23,8 @@ import attrs
 
 from ragloom.config import Secret
 from ragloom.errors import ConfigError, LLMError
-from ragloom.httpclient import check_http_url, post_json
+from ragloom.aio import AsyncClients, bridge
+from ragloom.httpclient import apost_json, check_http_url, post_json
 
 if TYPE_CHECKING:  # imported when a client is built
     import httpx
@@ -46,7 +48,7 @@ class LLMConfig:
 class LLMClient:
     """``generate(prompt) -> str`` over ``/chat/completions``; accepts an injected httpx.Client."""
 
-    def __init__(self, config: LLMConfig, *, client: httpx.Client | None = None):
+    def __init__(self, config: LLMConfig, *, client: httpx.Client | None = None, async_client: httpx.AsyncClient | None = None):
         self.config = config
         self._api_key = config.api_key.get() if config.api_key is not None else None
         if client is None:
@@ -54,10 +56,16 @@ class LLMClient:
 
             client = httpx.Client()
         self._client = client
+        self._async = AsyncClients(self._new_async_client, injected=async_client)
         self._url = config.base_url.rstrip("/") + "/chat/completions"
 
-    def generate(self, prompt: str) -> str:
-        """The model's answer to ``prompt``; LLMError when the call or the answer is unusable."""
+    @staticmethod
+    def _new_async_client() -> httpx.AsyncClient:
+        import httpx
+
+        return httpx.AsyncClient()
+
+    def _request(self, prompt: str) -> tuple[dict[str, Any], dict[str, Any]]:
         c = self.config
         messages = [{"role": "system", "content": c.system}] if c.system else []
         messages.append({"role": "user", "content": prompt})
@@ -65,16 +73,22 @@ class LLMClient:
         if c.max_tokens is not None:
             body["max_tokens"] = c.max_tokens
         headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
-        answer = post_json(
-            self._client,
-            self._url,
-            json=body,
-            headers=headers,
-            timeout=c.timeout,
-            retries=c.max_retries,
-            backoff=c.backoff,
-            error=LLMError,
-        )
+        return body, {"headers": headers, "timeout": c.timeout, "retries": c.max_retries, "backoff": c.backoff, "error": LLMError}
+
+    def generate(self, prompt: str) -> str:
+        """The model's answer to ``prompt``; LLMError when the call or the answer is unusable."""
+        bridged, text = bridge(lambda: self.agenerate(prompt))
+        if bridged:
+            return text  # type: ignore[return-value]
+        body, options = self._request(prompt)
+        return self._content(post_json(self._client, self._url, json=body, **options))
+
+    async def agenerate(self, prompt: str) -> str:
+        """:meth:`generate` over the async client."""
+        body, options = self._request(prompt)
+        return self._content(await apost_json(self._async.get(), self._url, json=body, **options))
+
+    def _content(self, answer: Any) -> str:
         try:
             content = answer["choices"][0]["message"]["content"]
         except (KeyError, IndexError, TypeError) as exc:
@@ -88,6 +102,10 @@ class LLMClient:
     def close(self) -> None:
         """Close the HTTP connection pool."""
         self._client.close()
+
+    async def aclose(self) -> None:
+        """Close this event loop's async connection pool."""
+        await self._async.aclose()
 
     def __repr__(self) -> str:
         return f"LLMClient(base_url={self.config.base_url!r}, model={self.config.model!r})"

@@ -4,12 +4,14 @@ Texts go out ``batch_size`` per request, up to ``max_concurrency`` requests at
 a time; 429/5xx answers and timeouts are retried with backoff honouring
 ``Retry-After``. Every answer is checked: one vector per input (matched by
 ``index``), each of dimension ``dim`` — anything else is an EmbeddingError, never
-stored garbage. ``model_id`` (model, dimension, prefixes) is part of every
+stored garbage. On the async path (:mod:`ragloom.aio`) requests go out through
+an ``httpx.AsyncClient``, batches concurrently. ``model_id`` (model, dimension, prefixes) is part of every
 chunk's content hash, so switching models re-embeds.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
@@ -20,7 +22,8 @@ import numpy as np
 from ragloom.config import Secret
 from ragloom.embedders.base import DEFAULT_BATCH_SIZE, batched
 from ragloom.errors import EmbeddingError
-from ragloom.httpclient import check_http_url, post_json
+from ragloom.aio import AsyncClients, bridge
+from ragloom.httpclient import apost_json, check_http_url, post_json
 
 if TYPE_CHECKING:  # imported when an embedder is built: ``import ragloom`` stays light
     import httpx
@@ -66,9 +69,9 @@ class OpenAIEmbedderConfig:
 
 
 class OpenAIEmbedder:
-    """Embeddings over HTTP; accepts an injected httpx.Client."""
+    """Embeddings over HTTP; accepts an injected httpx.Client and httpx.AsyncClient."""
 
-    def __init__(self, config: OpenAIEmbedderConfig, *, client: httpx.Client | None = None):
+    def __init__(self, config: OpenAIEmbedderConfig, *, client: httpx.Client | None = None, async_client: httpx.AsyncClient | None = None):
         self.config = config
         self.dim = config.resolved_dim
         # the pipeline hands over this many texts per call; they go out in
@@ -82,16 +85,34 @@ class OpenAIEmbedder:
 
             client = httpx.Client(limits=httpx.Limits(max_connections=config.max_concurrency))
         self._client = client
+        self._async = AsyncClients(self._new_async_client, injected=async_client)
         self._url = config.base_url.rstrip("/") + "/embeddings"
+
+    def _new_async_client(self) -> httpx.AsyncClient:
+        import httpx
+
+        return httpx.AsyncClient(limits=httpx.Limits(max_connections=self.config.max_concurrency))
+
+    def _body(self, texts: Sequence[str]) -> tuple[dict[str, Any], dict[str, str]]:
+        body: dict[str, Any] = {"model": self.config.model, "input": list(texts), "encoding_format": "float"}
+        if self.config.dimensions is not None:
+            body["dimensions"] = self.config.dimensions
+        return body, {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
 
     def _request(self, texts: Sequence[str]) -> np.ndarray:
         c = self.config
-        body: dict[str, Any] = {"model": c.model, "input": list(texts), "encoding_format": "float"}
-        if c.dimensions is not None:
-            body["dimensions"] = c.dimensions
-        headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
+        body, headers = self._body(texts)
         answer = post_json(
             self._client, self._url, json=body, headers=headers, timeout=c.timeout,
+            retries=c.max_retries, backoff=c.backoff, error=EmbeddingError,
+        )
+        return self._parse(answer, len(texts))
+
+    async def _arequest(self, texts: Sequence[str]) -> np.ndarray:
+        c = self.config
+        body, headers = self._body(texts)
+        answer = await apost_json(
+            self._async.get(), self._url, json=body, headers=headers, timeout=c.timeout,
             retries=c.max_retries, backoff=c.backoff, error=EmbeddingError,
         )
         return self._parse(answer, len(texts))
@@ -130,6 +151,9 @@ class OpenAIEmbedder:
         """One row per text; batches run concurrently."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
+        bridged, vectors = bridge(lambda: self.aembed_documents(texts))
+        if bridged:
+            return vectors  # type: ignore[return-value]
         prefix = self.config.document_prefix
         items = [prefix + t for t in texts] if prefix else list(texts)
         batches = list(batched(items, self.config.batch_size))
@@ -140,8 +164,33 @@ class OpenAIEmbedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         """The query's vector (with ``query_prefix``)."""
+        bridged, vector = bridge(lambda: self.aembed_query(text))
+        if bridged:
+            return vector  # type: ignore[return-value]
         return self._request([self.config.query_prefix + text])[0]
+
+    async def aembed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        """:meth:`embed_documents` over the async client, up to ``max_concurrency`` requests at a time."""
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        prefix = self.config.document_prefix
+        items = [prefix + t for t in texts] if prefix else list(texts)
+        gate = asyncio.Semaphore(self.config.max_concurrency)
+
+        async def one(batch: Sequence[str]) -> np.ndarray:
+            async with gate:
+                return await self._arequest(batch)
+
+        return np.concatenate(await asyncio.gather(*(one(b) for b in batched(items, self.config.batch_size))))
+
+    async def aembed_query(self, text: str) -> np.ndarray:
+        """:meth:`embed_query` over the async client."""
+        return (await self._arequest([self.config.query_prefix + text]))[0]
 
     def close(self) -> None:
         """Close the HTTP connection pool."""
         self._client.close()
+
+    async def aclose(self) -> None:
+        """Close this event loop's async connection pool."""
+        await self._async.aclose()

@@ -14,7 +14,8 @@ import attrs
 
 from ragloom.config import Secret
 from ragloom.errors import RagloomError
-from ragloom.httpclient import check_http_url, post_json
+from ragloom.aio import AsyncClients, bridge
+from ragloom.httpclient import apost_json, check_http_url, post_json
 
 if TYPE_CHECKING:  # httpx is imported when a component is built: plugin discovery stays light
     import httpx
@@ -37,7 +38,7 @@ class ConnectionConfig:
 class CohereAPI:
     """POSTs JSON to ``{base_url}/v2/<endpoint>`` with the bearer key, over an injected httpx.Client."""
 
-    def __init__(self, config: ConnectionConfig, *, client: httpx.Client | None = None):
+    def __init__(self, config: ConnectionConfig, *, client: httpx.Client | None = None, async_client: httpx.AsyncClient | None = None):
         self.config = config
         self.base_url = config.base_url.rstrip("/")
         self._headers = {
@@ -51,6 +52,7 @@ class CohereAPI:
 
             client = httpx.Client()
         self.client = client
+        self._async = AsyncClients(_new_async_client, injected=async_client)
 
     def url(self, endpoint: str) -> str:
         """The full URL of a v2 endpoint."""
@@ -58,6 +60,9 @@ class CohereAPI:
 
     def post(self, endpoint: str, body: dict[str, Any], *, error: type[RagloomError]) -> Any:
         """The decoded JSON answer, or ``error`` carrying Cohere's message and the status code."""
+        bridged, answer = bridge(lambda: self.apost(endpoint, body, error=error))
+        if bridged:
+            return answer
         c = self.config
         return post_json(
             self.client,
@@ -70,7 +75,31 @@ class CohereAPI:
             error=error,
         )
 
+    async def apost(self, endpoint: str, body: dict[str, Any], *, error: type[RagloomError]) -> Any:
+        """:meth:`post` over the async client (the async path of :mod:`ragloom.aio`)."""
+        c = self.config
+        return await apost_json(
+            self._async.get(),
+            self.url(endpoint),
+            json=body,
+            headers=self._headers,
+            timeout=c.timeout,
+            retries=c.max_retries,
+            backoff=c.backoff,
+            error=error,
+        )
+
+    async def aclose(self) -> None:
+        """Close this event loop's async connection pool."""
+        await self._async.aclose()
+
     def close(self) -> None:
         """Close the HTTP connection pool if this object opened it."""
         if self._owns_client:
             self.client.close()
+
+
+def _new_async_client() -> httpx.AsyncClient:
+    import httpx
+
+    return httpx.AsyncClient()
