@@ -9,7 +9,6 @@ from pathlib import Path
 from urllib.parse import quote
 
 import httpx
-import pytest
 from canary import CANARY_XFAIL, leaked, make_canary, stored_texts
 from serve_helpers import serve, write_config
 from starlette.testclient import TestClient

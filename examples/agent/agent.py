@@ -12,7 +12,6 @@ its answer goes back as a ``tool`` message, until the model answers in text.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from typing import Any

@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from ragloom.aio import AsyncClients, bridge
 from ragloom.config import Secret
 from ragloom.errors import ConfigError, LLMError
-from ragloom.aio import AsyncClients, bridge
 from ragloom.httpclient import apost_json, check_http_url, post_json
 
 if TYPE_CHECKING:  # imported when a client is built

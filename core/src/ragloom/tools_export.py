@@ -46,7 +46,8 @@ def _strict(schema: dict[str, Any], *, required: bool) -> dict[str, Any]:
         schema["required"] = list(properties)
         schema["additionalProperties"] = False
     if not required:
-        schema["type"] = [kind, "null"] if isinstance(kind, str) else [*kind, "null"]
+        kinds: list[str] = [kind] if isinstance(kind, str) else list(kind or [])
+        schema["type"] = [*kinds, "null"]
     return schema
 
 

@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import numpy as np
 
+from ragloom.aio import AsyncClients, bridge
 from ragloom.config import Secret
 from ragloom.embedders.base import DEFAULT_BATCH_SIZE, batched
 from ragloom.errors import EmbeddingError
-from ragloom.aio import AsyncClients, bridge
 from ragloom.httpclient import apost_json, check_http_url, post_json
 
 if TYPE_CHECKING:  # imported when an embedder is built: ``import ragloom`` stays light

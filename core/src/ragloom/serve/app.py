@@ -164,7 +164,7 @@ async def _json_object(request: Request) -> dict[str, Any]:
 def _check_number(options: dict[str, Any], key: str, kind: type | tuple[type, ...]) -> None:
     value = options.get(key)
     if value is not None and (isinstance(value, bool) or not isinstance(value, kind)):
-        raise HTTPError(400, f"'{key}' must be a number" if kind != int else f"'{key}' must be an integer", kind="ValidationError")
+        raise HTTPError(400, f"'{key}' must be a number" if kind is not int else f"'{key}' must be an integer", kind="ValidationError")
 
 
 def _lock_key(pipeline: Pipeline, source: str) -> str:

@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from ragloom.aio import AsyncClients, bridge
 from ragloom.config import Secret
 from ragloom.errors import RagloomError
-from ragloom.aio import AsyncClients, bridge
 from ragloom.httpclient import apost_json, check_http_url, post_json
 
 if TYPE_CHECKING:  # httpx is imported when a component is built: plugin discovery stays light
