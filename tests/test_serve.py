@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 import threading
 from pathlib import Path
 from urllib.parse import quote
@@ -136,6 +138,10 @@ def test_endpoints_errors_auth_and_openapi(corpus: Path, tmp_path: Path) -> None
             error(http.get("/nowhere", headers=auth), 404, "NotFound")
             error(http.put("/query", headers=auth), 405, "MethodNotAllowed")
             error(http.post("/query", content=b"x" * (2 << 20), headers=auth), 413, "PayloadTooLarge")
+
+            # the server owns the DuckDB file: another process gets a clear error, not a traceback
+            other = subprocess.run([sys.executable, "-m", "ragloom.cli", "-c", str(config), "stats"], capture_output=True, text=True, timeout=120)
+            assert other.returncode == 1 and "another process" in other.stderr and "Traceback" not in other.stderr
 
             schema = http.get("/openapi.json", headers=auth).json()
             assert schema["openapi"].startswith("3.1")
