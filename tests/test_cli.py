@@ -121,3 +121,27 @@ def test_progress_bar_only_when_asked_or_on_a_terminal(project: Path) -> None:
     assert "12/12" in shown.stderr and "ingest" in shown.stderr
     quiet = ragloom("ingest", cwd=project)  # stderr is a pipe here: no bar
     assert quiet.stderr == ""
+
+
+def test_tag_over_an_unchanged_stored_corpus_without_embedding(project: Path) -> None:
+    """`ingest --tag beta` over a stored corpus tags it; a plain ingest drops the tag; nothing is embedded."""
+    assert ragloom("ingest", cwd=project).returncode == 0
+
+    def ingest(*extra: str) -> dict:  # type: ignore[type-arg]
+        done = ragloom("ingest", "--json", *extra, cwd=project)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    def tagged() -> int:
+        found = ragloom("query", "lamp", "--json", "-k", "50", "--filter", '{"tags": "beta"}', cwd=project)
+        assert found.returncode == 0, found.stderr
+        return len(json.loads(found.stdout)["results"])
+
+    result = ingest("--tag", "beta")
+    assert result["embedded"] == 0 and result["updated"] == 12 and result["unchanged"] == 0
+    assert tagged() > 0
+    result = ingest()
+    assert result["embedded"] == 0 and result["updated"] == 12
+    assert tagged() == 0
+    result = ingest()
+    assert result["embedded"] == 0 and result["updated"] == 0 and result["unchanged_sources"] == 12

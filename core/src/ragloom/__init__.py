@@ -24,7 +24,7 @@ from ragloom.hookspecs import hookimpl
 from ragloom.pipeline import Pipeline, PipelineBuilder, Progress
 from ragloom.plugins import BuildContext, ComponentInfo, Registry, make_plugin_manager
 from ragloom.tools import Tool, rag_ingest_tool, rag_search_tool
-from ragloom.types import Chunk, Document, Failure, IngestResult, Result, content_hash
+from ragloom.types import Chunk, Document, Failure, IngestResult, Result, content_hash, metadata_hash
 
 __all__ = [
     "BlockedAddressError",
@@ -63,6 +63,7 @@ __all__ = [
     "content_hash",
     "hookimpl",
     "make_plugin_manager",
+    "metadata_hash",
     "parse_filter",
     "rag_ingest_tool",
     "rag_search_tool",

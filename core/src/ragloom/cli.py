@@ -120,7 +120,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     print(
         f"ingested {result.documents} documents from {result.sources} sources: "
         f"{result.chunks} chunks written, {result.unchanged} documents unchanged, "
-        f"{result.removed} chunks removed"
+        + (f"{result.updated} documents with new metadata or tags (nothing embedded), " if result.updated else "")
+        + f"{result.removed} chunks removed"
     )
     for removed in result.removed_sources:
         print(f"removed source (no longer present): {_display_path(removed)}")

@@ -259,6 +259,7 @@ class IngestConfig:
     """``[ingest]``: how ingestion runs."""
 
     batch_size: int = attrs.field(default=256, validator=attrs.validators.gt(0))
+    commit_every: int = attrs.field(default=500, validator=attrs.validators.gt(0))
     on_error: Literal["fail", "skip"] = "fail"
     remove_missing: bool = True
 

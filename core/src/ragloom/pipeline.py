@@ -7,9 +7,17 @@ Ingestion semantics (see docs/concepts.md):
 - every chunk carries ``content_hash(document, chunker fingerprint, embedder
   model id)``; a document whose hash is already stored is not chunked or
   embedded again;
-- a changed source is staged as a new generation and committed at once by the
-  store (its unchanged documents keep their vectors); a failure aborts the
-  staged rows, so the old generation stays whole;
+- every chunk also carries ``metadata_hash(document)`` (metadata + tags): a
+  document whose text is unchanged but whose metadata or tags changed is
+  updated in the store without embedding;
+- one ingest call writes through one store write session; a changed source is
+  staged as a new generation (a ``SourceStage``) and committed at once (its
+  unchanged documents keep their vectors); a failure aborts the stage, so the
+  old generation stays whole; the session is flushed every ``[ingest]
+  commit_every`` sources or ``batch_size`` chunks, so a store may group many
+  small sources into one transaction;
+- the stored states of a directory's files are read in batches
+  (``Store.source_states``), not one lookup per file;
 - ingesting a directory again removes the stored sources that vanished from it;
 - memory is bounded by ``[ingest] batch_size`` chunks, not by the corpus.
 """
@@ -31,7 +39,8 @@ from ragloom.filters import parse_filter
 from ragloom.loaders.base import is_url, resolve_source
 from ragloom.loaders.dispatch import LoaderSet
 from ragloom.plugins import BuildContext, Registry
-from ragloom.types import Chunk, Document, Failure, IngestResult, Result, content_hash
+from ragloom.stores.base import SourceStage, SourceState, WriteSession
+from ragloom.types import Chunk, Document, Failure, IngestResult, Result, content_hash, metadata_hash
 
 
 @attrs.frozen(kw_only=True)
@@ -53,6 +62,7 @@ class _Tally:
     documents: int = 0
     chunks: int = 0
     unchanged: int = 0
+    updated: int = 0
     removed: int = 0
     sources: int = 0
     unchanged_sources: int = 0
@@ -137,7 +147,8 @@ class Pipeline:
     ) -> IngestResult:
         """Ingest a path, URL or list of them; ``None`` ingests the configured ``[[sources]]``."""
         if source is None:
-            targets = [(t, s.loader, tuple(s.tags)) for s in self.config.sources for t in s.targets()]
+            extra = tuple(tags)  # --tag applies to the configured sources too
+            targets = [(t, s.loader, tuple(dict.fromkeys((*s.tags, *extra)))) for s in self.config.sources for t in s.targets()]
             if not targets:
                 raise ConfigError("nothing to ingest: give a source or declare [[sources]] in the config")
         elif isinstance(source, (str, os.PathLike)):
@@ -147,11 +158,14 @@ class Pipeline:
         if loader is not None:
             self.registry.get("loader", loader)
         tally = _Tally()
-        for target, target_loader, target_tags in targets:
-            self._ingest_target(target, target_loader, target_tags, tally, progress)
+        with self.store.session(self.namespace) as session:
+            run = _IngestRun(self, session, tally)
+            for target, target_loader, target_tags in targets:
+                self._ingest_target(target, target_loader, target_tags, run, progress)
         return tally.result()
 
-    def _ingest_target(self, target: str, loader_name: str | None, tags: tuple[str, ...], tally: _Tally, progress: ProgressCallback | None) -> None:
+    def _ingest_target(self, target: str, loader_name: str | None, tags: tuple[str, ...], run: _IngestRun, progress: ProgressCallback | None) -> None:
+        tally = run.tally
         resolved = resolve_source(target, self.config.base_dir)
         url = is_url(resolved)
         if not url and not os.path.exists(resolved):
@@ -167,19 +181,23 @@ class Pipeline:
                 return
         tally.skipped.extend(skipped)
         for done, path in enumerate(files, start=1):
+            if not url and (done - 1) % _STATE_BATCH == 0:
+                run.prefetch(files[done - 1 : done - 1 + _STATE_BATCH])
             name = loader_name or self.loaders.name_for(path)
             if name is None:
                 self._fail(LoaderError("no loader handles this URL scheme", source=path), tally)
                 continue
             try:
-                loaded = self._ingest_documents(self.loaders.get(name).load(path), tags, tally)
+                loaded = self._ingest_documents(self.loaders.get(name).load(path), tags, run)
                 if not url and path not in loaded:
+                    run.flush()
                     self._remove_if_stored(path, tally)
             except RagloomError as exc:
                 self._fail(exc, tally, source=path)
             if progress is not None:
                 progress(Progress(source=path, done=done, total=len(files)))
         if is_dir and self.config.ingest.remove_missing:
+            run.flush()
             prefix = resolved.rstrip(os.sep) + os.sep
             present = set(files) | set(skipped)
             for stored in self.store.sources(self.namespace):
@@ -189,7 +207,8 @@ class Pipeline:
     def ingest_documents(self, documents: Iterable[Document], *, tags: Iterable[str] = ()) -> IngestResult:
         """Ingest already loaded documents (grouped by source), e.g. a BEIR corpus or an app's records."""
         tally = _Tally()
-        self._ingest_documents(documents, tuple(tags), tally)
+        with self.store.session(self.namespace) as session:
+            self._ingest_documents(documents, tuple(tags), _IngestRun(self, session, tally))
         return tally.result()
 
     def _fail(self, exc: RagloomError, tally: _Tally, *, source: str | None = None) -> None:
@@ -207,7 +226,7 @@ class Pipeline:
             tally.removed += removed
             tally.removed_sources.append(source)
 
-    def _ingest_documents(self, documents: Iterable[Document], tags: tuple[str, ...], tally: _Tally) -> set[str]:
+    def _ingest_documents(self, documents: Iterable[Document], tags: tuple[str, ...], run: _IngestRun) -> set[str]:
         """Ingest a stream of documents grouped by source; return the sources seen."""
         seen: set[str] = set()
         writer: _SourceWriter | None = None
@@ -231,7 +250,7 @@ class Pipeline:
                     if document.source in seen:
                         raise LoaderError("documents of one source must come together", source=document.source)
                     seen.add(document.source)
-                    writer = _SourceWriter(self, document.source, tally)
+                    writer = _SourceWriter(run, document.source)
                 writer.add(document)
             if writer is not None:
                 writer.finish()
@@ -327,35 +346,105 @@ class Pipeline:
             self._counters[key] += amount
 
 
+#: Sources whose stored states one ``source_states`` call reads ahead while a directory is ingested.
+_STATE_BATCH = 512
+
+
+class _IngestRun:
+    """One ingest call: its write session and tally, source states read ahead, flush pacing."""
+
+    def __init__(self, pipeline: Pipeline, session: WriteSession, tally: _Tally):
+        self.pipeline = pipeline
+        self.session = session
+        self.tally = tally
+        self.states: dict[str, SourceState] = {}
+        self.touched: set[str] = set()
+        self.sources_since_flush = 0
+        self.chunks_since_flush = 0
+
+    def prefetch(self, sources: list[str]) -> None:
+        """Read the stored states of upcoming sources in one call."""
+        wanted = [s for s in dict.fromkeys(sources) if s not in self.states and s not in self.touched]
+        if wanted:
+            self.states.update(self.pipeline.store.source_states(self.pipeline.namespace, wanted))
+
+    def state(self, source: str) -> SourceState:
+        """The stored state of a source: read ahead, or looked up now (after a flush if this run changed it)."""
+        state = self.states.pop(source, None)
+        if state is not None:
+            return state
+        if source in self.touched:
+            self.flush()
+        return self.pipeline.store.source_states(self.pipeline.namespace, [source])[source]
+
+    def stage(self, source: str, state: SourceState) -> SourceStage:
+        """Open the new generation of a source."""
+        self.touched.add(source)
+        self.states.pop(source, None)
+        return self.session.stage(source, state)
+
+    def wrote(self, chunks: int) -> None:
+        """Count chunks written or updated since the last flush."""
+        self.chunks_since_flush += chunks
+
+    def committed(self) -> None:
+        """A source was committed: flush every ``commit_every`` sources or ``batch_size`` chunks."""
+        self.sources_since_flush += 1
+        ingest = self.pipeline.config.ingest
+        if self.sources_since_flush >= ingest.commit_every or self.chunks_since_flush >= ingest.batch_size:
+            self.flush()
+
+    def flush(self) -> None:
+        """Make every committed source durable and visible."""
+        if self.sources_since_flush or self.chunks_since_flush:
+            self.session.flush()
+        self.sources_since_flush = self.chunks_since_flush = 0
+
+
 class _SourceWriter:
     """Writes one source's new generation in batches, then commits or aborts it."""
 
-    def __init__(self, pipeline: Pipeline, source: str, tally: _Tally):
-        self.pipeline = pipeline
+    def __init__(self, run: _IngestRun, source: str):
+        self.run = run
+        self.pipeline = run.pipeline
         self.source = source
-        self.tally = tally
-        self.state = pipeline.store.source_state(pipeline.namespace, source)
-        self.generation = self.state.next_generation
+        self.tally = run.tally
+        self.state = run.state(source)
+        self.stage: SourceStage | None = None
         self.keep: set[str] = set()
         self.written_documents: set[str] = set()
+        self.updated_documents: set[str] = set()
         self.pending: list[Chunk] = []
-        self.fingerprint = pipeline.chunker.fingerprint
-        self.model_id = pipeline.embedder.model_id
-        self.batch_size = pipeline.config.ingest.batch_size
-        self.staged = False
+        self.fingerprint = self.pipeline.chunker.fingerprint
+        self.model_id = self.pipeline.embedder.model_id
+        self.batch_size = self.pipeline.config.ingest.batch_size
+
+    def _staged(self) -> SourceStage:
+        if self.stage is None:
+            self.stage = self.run.stage(self.source, self.state)
+        return self.stage
 
     def add(self, document: Document) -> None:
-        if document.id in self.keep or document.id in self.written_documents:
+        if document.id in self.keep or document.id in self.written_documents or document.id in self.updated_documents:
             raise LoaderError(f"two documents share the id {document.id!r}", source=self.source)
         self.tally.documents += 1
         digest = content_hash(document, self.fingerprint, self.model_id)
+        meta = metadata_hash(document)
         if self.state.documents.get(document.id) == digest:
-            self.keep.add(document.id)
-            self.tally.unchanged += 1
+            if self.state.metadata.get(document.id) == meta:
+                self.keep.add(document.id)
+                self.tally.unchanged += 1
+                return
+            # same text, new metadata or tags: chunk again (cheap), keep the stored vectors
+            chunks = [attrs.evolve(c, content_hash=digest, metadata_hash=meta) for c in self.pipeline.chunker.chunk(document)]
+            self._staged().update_metadata(chunks)
+            self.updated_documents.add(document.id)
+            self.tally.updated += 1
+            self.run.wrote(len(chunks))
             return
         self.written_documents.add(document.id)
         for chunk in self.pipeline.chunker.chunk(document):
-            self.pending.append(attrs.evolve(chunk, content_hash=digest))
+            self.pending.append(attrs.evolve(chunk, content_hash=digest, metadata_hash=meta))
             if len(self.pending) >= self.batch_size:
                 self.flush()
 
@@ -364,25 +453,28 @@ class _SourceWriter:
             return
         chunks, self.pending = self.pending, []
         vectors = embed_in_batches(self.pipeline.embedder, [c.text for c in chunks])
-        self.staged = True
-        self.pipeline.store.write(self.pipeline.namespace, self.generation, chunks, vectors)
+        self._staged().write(chunks, vectors)
         self.tally.chunks += len(chunks)
+        self.run.wrote(len(chunks))
         self.pipeline._count("chunks_written", len(chunks))
 
     def finish(self) -> None:
         self.tally.sources += 1
-        unchanged = not self.written_documents and self.keep == set(self.state.documents) and self.state.exists
-        if unchanged:
+        changed = self.written_documents or self.updated_documents or self.keep != set(self.state.documents)
+        if not changed and self.state.exists:
             self.tally.unchanged_sources += 1
             return
         self.flush()
-        removed = self.pipeline.store.commit_source(self.pipeline.namespace, self.source, self.generation, self.keep)
-        self.tally.removed += removed
+        stage = self._staged()
+        stage.keep(self.keep)
+        self.tally.removed += stage.commit()
         self.pipeline._count("documents_ingested", len(self.written_documents))
+        self.run.committed()
 
     def abort(self) -> None:
         self.pending = []
-        self.pipeline.store.abort_source(self.pipeline.namespace, self.source, self.generation)
+        if self.stage is not None:
+            self.stage.abort()
 
 
 # ---------------------------------------------------------------------- assembly
@@ -472,7 +564,7 @@ class PipelineBuilder:
         return self
 
     def ingest_options(self, **options: Any) -> PipelineBuilder:
-        """``[ingest]`` options: ``batch_size``, ``on_error``, ``remove_missing``."""
+        """``[ingest]`` options: ``batch_size``, ``commit_every``, ``on_error``, ``remove_missing``."""
         from ragloom.config import structure_options
 
         self._fields["ingest"] = structure_options(IngestConfig, options, path="$.ingest")

@@ -76,6 +76,7 @@ class Chunk:
     metadata: dict[str, Any] = attrs.field(factory=dict)
     tags: tuple[str, ...] = attrs.field(factory=tuple, converter=_freeze_tags)
     content_hash: str = ""
+    metadata_hash: str = ""
 
 
 @attrs.frozen(kw_only=True)
@@ -126,6 +127,7 @@ class IngestResult:
     documents: int = 0
     chunks: int = 0
     unchanged: int = 0
+    updated: int = 0
     removed: int = 0
     embedded: int = 0
     sources: int = 0
@@ -139,21 +141,30 @@ class IngestResult:
         return attrs.asdict(self, recurse=True, value_serializer=lambda _i, _a, v: list(v) if isinstance(v, tuple) else v)
 
 
-#: Metadata keys that change on every load without changing the content (left out of the hash).
+#: Metadata keys that change on every load without changing the content (left out of the metadata hash).
 VOLATILE_METADATA_KEYS = frozenset({"fetched_at"})
 
 
+def _digest(payload: Any) -> str:
+    text = json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 def content_hash(document: Document, chunker_fingerprint: str, embedder_model_id: str) -> str:
-    """Hash of everything that decides a document's stored chunks and vectors.
+    """Hash of everything that decides a document's chunk texts and vectors.
+
+    Text, chunker fingerprint and embedder model id only: metadata and tags are
+    in :func:`metadata_hash`, so changing them updates the stored chunks
+    without embedding anything again.
+    """
+    return _digest([document.text, chunker_fingerprint, embedder_model_id])
+
+
+def metadata_hash(document: Document) -> str:
+    """Hash of a document's metadata and tags.
 
     Keys in :data:`VOLATILE_METADATA_KEYS` (such as a web page's ``fetched_at``)
-    are left out, so re-fetching an unchanged page embeds nothing.
+    are left out, so re-fetching an unchanged page updates nothing.
     """
     metadata = {k: v for k, v in document.metadata.items() if k not in VOLATILE_METADATA_KEYS}
-    payload = json.dumps(
-        [document.text, metadata, list(document.tags), chunker_fingerprint, embedder_model_id],
-        sort_keys=True,
-        ensure_ascii=False,
-        default=str,
-    )
-    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+    return _digest([metadata, list(document.tags)])

@@ -17,13 +17,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import attrs
-import numpy as np
-
 from ragloom.errors import StoreError
 
 SCHEMA_NAME = "ragloom-duckdb"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 #: Settings of every database instance the store opens. Embedding floats do not
 #: compress (ALP/ALPRD analysis made bulk inserts and checkpoints ~1.5x slower and
@@ -36,14 +33,6 @@ SETTINGS = (
     "SET GLOBAL checkpoint_threshold = '256MB'",
     "SET GLOBAL late_materialization_max_rows = 0",
 )
-
-@attrs.define
-class StagedRows:
-    """Row ids one generation of a source was written with, batch by batch."""
-
-    created_source: bool
-    row_ids: list[np.ndarray] = attrs.field(factory=list)
-
 
 _OPEN: dict[str, Database] = {}
 _OPEN_LOCK = threading.Lock()
@@ -89,9 +78,6 @@ class Database:
         self.mirror: Any = None
         self.keyword: dict[str, Any] = {}
         self.hnsw_ready = False
-        #: per (namespace, source, generation) written through this opening and not yet committed:
-        #: its row ids, and whether those writes created the source (then they are all of its rows)
-        self.staged: dict[tuple[str, str, int], StagedRows] = {}
         self._local = threading.local()
         config: dict[str, Any] = {}
         if threads is not None:
