@@ -109,3 +109,30 @@ def test_aquery_errors_are_the_sync_errors(tmp_path: Path) -> None:
         asyncio.run(pipeline.aquery("  "))
     with pytest.raises(FilterError):
         asyncio.run(pipeline.aquery("x", filter={"a": {"$where": 1}}))
+
+
+@pytest.mark.parametrize("store", ["memory", "duckdb"])
+def test_concurrent_aingest_of_different_folders(tmp_path: Path, store: str) -> None:
+    from serve_helpers import write_config
+
+    folders = []
+    for n in range(3):
+        folder = tmp_path / f"folder{n}"
+        folder.mkdir()
+        for i in range(12):
+            (folder / f"d{i}.md").write_text(f"# D {n} {i}\n\n" + " ".join(f"w{n}x{i}x{j}" for j in range(300)), encoding="utf-8")
+        folders.append(folder)
+    (tmp_path / "db").mkdir()
+    pipeline = Pipeline.from_toml(write_config(tmp_path / "db", store=store))
+
+    async def run() -> list:
+        return await asyncio.gather(*(pipeline.aingest(f) for f in folders), *(pipeline.aquery("w1x3x5") for _ in range(6)))
+
+    results = asyncio.run(run())
+    assert [r.documents for r in results[:3]] == [12, 12, 12] and all(r.failed == () for r in results[:3])
+    chunks = sum(r.chunks for r in results[:3])
+    assert pipeline.stats()["sources"] == 36 and pipeline.stats()["chunks"] == chunks
+    assert pipeline.query("w1x3x5", top_k=1)[0].source.endswith("folder1/d3.md")
+    again = asyncio.run(pipeline.aingest(folders[0]))
+    assert again.unchanged == 12 and again.chunks == 0
+    pipeline.close()
