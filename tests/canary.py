@@ -6,11 +6,6 @@ import os
 from pathlib import Path
 
 import attrs
-import pytest
-
-#: The confinement routine still follows a symlink found while expanding an allowed folder; the
-#: hardening branch fixes it. Strict: once fixed these tests pass, and the marker must go.
-CANARY_XFAIL = pytest.mark.xfail(strict=True, reason="symlinked canary inside an allowed folder is ingested until the confinement fix lands")
 
 CANARY_TEXT = "CANARY-7f3a secret payroll figures that must never leave this file"
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from canary import CANARY_XFAIL, leaked, make_canary, stored_texts
+from canary import leaked, make_canary, stored_texts
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from serve_helpers import write_config
@@ -70,14 +70,13 @@ def test_mcp_without_allowed_roots_offers_search_only(corpus: Path, tmp_path: Pa
     assert refused.is_error
 
 
-@CANARY_XFAIL
 def test_mcp_ingest_never_reads_the_canary(tmp_path: Path) -> None:
     canary = make_canary(tmp_path)
     config = write_config(tmp_path)
     sources = [canary.root, *canary.links, canary.links[1] / "canary.md"]
     calls = [("rag_ingest", {"source": str(s)}) for s in sources] + [("rag_search", {"query": "CANARY-7f3a secret payroll figures", "top_k": 10})]
     _, results = _run(config, ["--allow-root", str(canary.root)], calls)
-    assert json.loads(_text(results[0]))["documents"] >= 1
+    assert results[1].is_error and results[2].is_error  # the links themselves are refused
     assert not any(leaked(_text(r)) for r in results)
     with Pipeline.from_toml(config) as pipeline:
         assert not leaked(stored_texts(pipeline))

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from canary import CANARY_XFAIL, leaked, make_canary, stored_texts
+from canary import leaked, make_canary, stored_texts
 
 from ragloom import Pipeline
 from ragloom.tools import rag_ingest_tool, rag_search_tool
@@ -105,7 +105,6 @@ def test_strict_schema_leaves_the_tool_schema_alone(tmp_path: Path) -> None:
     assert json.dumps(tool.parameters, sort_keys=True) == before
 
 
-@CANARY_XFAIL
 def test_rag_ingest_tool_never_reads_the_canary(tmp_path: Path) -> None:
     canary = make_canary(tmp_path)
     pipeline = _pipeline(tmp_path)
@@ -113,7 +112,7 @@ def test_rag_ingest_tool_never_reads_the_canary(tmp_path: Path) -> None:
     responses = [ingest({"source": str(canary.root)})]
     responses += [ingest({"source": str(link)}) for link in canary.links]
     responses += [ingest({"source": str(canary.links[1] / "canary.md")})]
-    assert responses[0].get("documents", 0) >= 1  # the ordinary note went in
+    assert "error" in responses[1] and "error" in responses[2]  # the links themselves are refused
     assert not any(leaked(json.dumps(r)) for r in responses)
     assert not leaked(stored_texts(pipeline))
     found = rag_search_tool(pipeline)({"query": "CANARY-7f3a secret payroll figures", "top_k": 10})

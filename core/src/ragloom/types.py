@@ -24,7 +24,7 @@ def _freeze_tags(value: Any) -> tuple[str, ...]:
 def make_document_id(source: str, part: str | int | None = None) -> str:
     """Stable id of a document: its source, plus the row / item / page inside it."""
     key = source if part is None else f"{source}\x00{part}"
-    return hashlib.sha256(key.encode("utf-8")).hexdigest()[:24]
+    return hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:24]  # a non-UTF-8 file name hashes by its bytes
 
 
 def make_chunk_id(document_id: str, index: int) -> str:
@@ -79,13 +79,8 @@ class Chunk:
     metadata_hash: str = ""
 
 
-@attrs.frozen(kw_only=True)
-class Span:
-    """A piece of a document, as chunkers produce it before ids are assigned."""
-
-    start: int
-    end: int
-    metadata: dict[str, Any] = attrs.field(factory=dict)
+#: Metadata keys that locate a document inside its file (CSV row and line, JSONL line, JSON item, PDF page).
+LOCATOR_KEYS = ("row", "item", "line", "page")
 
 
 @attrs.frozen(kw_only=True)
@@ -106,9 +101,20 @@ class Result:
         metadata = {**self.metadata, **extra_metadata} if extra_metadata else self.metadata
         return attrs.evolve(self, score=float(score), metadata=metadata)
 
+    @property
+    def locator(self) -> str:
+        """Where the document sits in a file holding many (``row 3, line 4``, ``line 7``, ``item 2``, ``page 5``), or ``""``."""
+        return ", ".join(f"{key} {self.metadata[key]}" for key in LOCATOR_KEYS if key in self.metadata)
+
     def citation(self) -> str:
-        """``source[start:end]`` — where the text came from."""
-        return f"{self.source}[{self.span[0]}:{self.span[1]}]"
+        """``source[start:end]``, or ``source (row 3, line 4) [start:end]`` for a record of a multi-document file.
+
+        The span indexes the document's text: the whole file for a text file,
+        the row or record for CSV, JSON and JSONL files, the page for a PDF.
+        """
+        span = f"[{self.span[0]}:{self.span[1]}]"
+        locator = self.locator
+        return f"{self.source} ({locator}) {span}" if locator else f"{self.source}{span}"
 
 
 @attrs.frozen(kw_only=True)

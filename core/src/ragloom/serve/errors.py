@@ -30,6 +30,8 @@ def status_for(exc: BaseException) -> int:
     """HTTP status of an exception raised while serving a request."""
     if isinstance(exc, HTTPError):
         return exc.status
+    if type(exc).__name__ == "ConfinementError":
+        return 403
     if isinstance(exc, DimensionMismatchError):
         return 500
     if isinstance(exc, (ConfigError, FilterError, ValueError, TypeError)):

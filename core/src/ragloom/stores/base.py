@@ -18,6 +18,9 @@ Required methods are in :class:`Store`. Optional capabilities are declared in
 - ``"keyword_search"``: ``keyword_search(namespace, query, *, top_k, filter)``;
 - ``"vectors"``: ``get_vectors(namespace, chunk_ids) -> float32 array``.
 
+A store may also offer ``source_counts(namespace) -> {source: chunks}`` (used
+by ``ragloom sources``; without it the counts are left out).
+
 ``filter`` arguments are parsed trees from :mod:`ragloom.filters`; a store that
 cannot evaluate an operator raises :class:`ragloom.errors.FilterError`.
 """
@@ -197,11 +200,6 @@ class Store(Protocol):
         """Release files and connections."""
 
 
-def chunk_metadata_for_result(chunk: Chunk) -> dict[str, Any]:
-    """The metadata a Result carries for a stored chunk."""
-    return dict(chunk.metadata)
-
-
 def check_write(chunks: Sequence[Chunk], vectors: np.ndarray) -> np.ndarray:
     """The vectors of a stage's ``write`` as float32 ``(len(chunks), dim)``, or StoreError."""
     from ragloom.errors import StoreError
@@ -218,3 +216,31 @@ def normalize_rows(vectors: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(array, axis=-1, keepdims=True)
     norms[norms == 0] = 1.0
     return array / norms
+
+
+@runtime_checkable
+class KeywordSearchStore(Store, Protocol):
+    """A store declaring the ``keyword_search`` capability."""
+
+    def keyword_search(self, namespace: str, query: str, *, top_k: int, filter: FilterNode | None = None) -> list[Result]:
+        """Top-k visible chunks by BM25, best first."""
+        ...
+
+
+@runtime_checkable
+class VectorStore(Store, Protocol):
+    """A store declaring the ``vectors`` capability."""
+
+    def get_vectors(self, namespace: str, chunk_ids: Sequence[str]) -> np.ndarray:
+        """float32 vectors of the given chunks, one row per id, in order."""
+        ...
+
+
+def keyword_store(store: Store) -> KeywordSearchStore | None:
+    """``store`` typed as a keyword-search store when it declares the capability, else None."""
+    return store if KEYWORD_SEARCH in store.capabilities else None  # type: ignore[return-value]
+
+
+def vector_store(store: Store) -> VectorStore | None:
+    """``store`` typed as one that returns vectors when it declares the capability, else None."""
+    return store if VECTORS in store.capabilities else None  # type: ignore[return-value]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Hashable, Sequence
 from typing import Any
 
 import attrs
@@ -123,7 +123,7 @@ class MemoryStore:
         if self._size < 4096 or alive * 2 > self._size:
             return
         keep = np.flatnonzero(self._alive[: self._size])
-        renumber = {int(old): new for new, old in enumerate(keep.tolist())}
+        renumber: dict[Hashable, Hashable] = {int(old): new for new, old in enumerate(keep.tolist())}
         for index in self._keyword.values():
             index.remap(renumber)
         self._vectors[: len(keep)] = self._vectors[keep]
@@ -314,7 +314,7 @@ class MemoryStore:
                 return []
             keys = self._matching_rows(namespace, filter).tolist() if filter is not None else None
             hits = index.search(query, top_k=top_k, keys=keys)
-            return [_to_result(self._chunks[row], score) for row, score in hits]  # type: ignore[index, arg-type]
+            return [_to_result(self._chunks[row], score) for row, score in hits]  # type: ignore[index, arg-type, call-overload]
 
     def get_vectors(self, namespace: str, chunk_ids: Sequence[str]) -> np.ndarray:
         """Stored (normalised) vectors of visible chunks, in the order asked."""
@@ -339,6 +339,15 @@ class MemoryStore:
                 for (ns, source), rows in self._rows_by_source.items()
                 if ns == namespace and any(self._visible[r] for r in rows)
             )
+
+    def source_counts(self, namespace: str) -> dict[str, int]:
+        """Visible chunks per source, sorted by source."""
+        with self._lock:
+            counts: dict[str, int] = {}
+            for row in self._matching_rows(namespace, None).tolist():
+                source = self._chunks[row].source  # type: ignore[union-attr]
+                counts[source] = counts.get(source, 0) + 1
+            return dict(sorted(counts.items()))
 
     def count(self, namespace: str) -> int:
         """Visible chunks in the namespace."""

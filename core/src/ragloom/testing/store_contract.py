@@ -170,10 +170,11 @@ def grouped_child(store: Any, sources: int, group: int) -> None:
     Prints ``flushing g`` before and ``flushed g`` after each flush (flushed output,
     so the parent can kill the child at a chosen point).
     """
+    states = store.source_states(NS, [f"/kill/s{i}.md" for i in range(sources)])  # one lookup, as the pipeline does
     with store.session(NS) as session:
         for index in range(sources):
             chunks, vectors = version_chunks(index, 2)
-            stage = session.stage(chunks[0].source)
+            stage = session.stage(chunks[0].source, states[chunks[0].source])
             stage.write(chunks, vectors)
             stage.commit()
             if (index + 1) % group == 0:
@@ -560,10 +561,11 @@ class StoreContract:
         if not self.persistent:
             pytest.skip(f"{type(self).__name__} declares persistent = False: nothing survives a process to check")
         sources, group = 240, 60
+        states = store.source_states(NS, [f"/kill/s{i}.md" for i in range(sources)])
         with store.session(NS) as session:
             for i in range(sources):
                 chunks, vectors = version_chunks(i, 1)
-                stage = session.stage(chunks[0].source)
+                stage = session.stage(chunks[0].source, states[chunks[0].source])
                 stage.write(chunks, vectors)
                 stage.commit()
         code = self.child_store_code(store)

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragloom.errors import StoreError
+from ragloom.plugin import StoreError
 from ragloom_duckdb.database import SCHEMA_NAME, SCHEMA_VERSION
 
 CHUNK_COLUMNS = (

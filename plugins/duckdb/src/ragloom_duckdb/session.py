@@ -26,9 +26,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import numpy as np
 
-from ragloom.errors import DimensionMismatchError, StoreError
-from ragloom.stores.base import SourceState, check_write, normalize_rows
-from ragloom.types import Chunk
+from ragloom.plugin import Chunk, DimensionMismatchError, SourceState, StoreError, check_write, normalize_rows
 from ragloom_duckdb.schema import CHUNK_COLUMNS, VISIBLE_VIEW_DDL, chunks_ddl
 
 if TYPE_CHECKING:

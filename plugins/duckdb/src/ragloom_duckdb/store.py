@@ -21,17 +21,25 @@ from __future__ import annotations
 
 import json
 import os
+import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 
-from ragloom.errors import DimensionMismatchError, RagloomError, StoreError
-from ragloom.filters import FilterNode
-from ragloom.keyword import BM25Index
-from ragloom.stores.base import KEYWORD_SEARCH, VECTORS, SourceState, normalize_rows
-from ragloom.types import Result
+from ragloom.plugin import (
+    KEYWORD_SEARCH,
+    VECTORS,
+    BM25Index,
+    DimensionMismatchError,
+    FilterNode,
+    RagloomError,
+    Result,
+    SourceState,
+    StoreError,
+    normalize_rows,
+)
 from ragloom_duckdb.config import DuckDBStoreConfig
 from ragloom_duckdb.database import SCHEMA_VERSION, Database, acquire, release
 from ragloom_duckdb.mirror import Payload, VectorMirror
@@ -54,6 +62,8 @@ class DuckDBStore:
         self.path = os.fspath(path) if path is not None else self.config.path
         self._closed = False
         self._db: Database = acquire(self.path, read_only=self.config.read_only, threads=self.config.threads)
+        # a store dropped without close() releases the file when collected, or at interpreter exit
+        self._release = weakref.finalize(self, release, self._db)
         try:
             with self._db.lock, self._errors("open"):
                 if self._db.refs == 1:
@@ -374,6 +384,16 @@ class DuckDBStore:
             ).fetchall()
             return [r[0] for r in rows]
 
+    def source_counts(self, namespace: str) -> dict[str, int]:
+        """Visible chunks per source, sorted by source."""
+        with self._db.lock, self._errors("counting sources"):
+            if not self._has_chunks():
+                return {}
+            rows = self._cursor().execute(
+                "SELECT source, count(*) FROM visible_chunks WHERE namespace = ? GROUP BY source ORDER BY source", [namespace]
+            ).fetchall()
+            return {source: int(n) for source, n in rows}
+
     def _count(self, cursor: Any, namespace: str) -> int:
         return int(cursor.execute("SELECT count(*) FROM visible_chunks WHERE namespace = ?", [namespace]).fetchone()[0])
 
@@ -637,7 +657,7 @@ class DuckDBStore:
         if self._closed:
             return
         self._closed = True
-        release(self._db)
+        self._release()
 
     def __enter__(self) -> DuckDBStore:
         return self
