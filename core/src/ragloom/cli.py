@@ -85,6 +85,9 @@ def build_parser() -> argparse.ArgumentParser:
         pass
     else:
         add_eval_command(sub)
+    from ragloom.serve.command import add_server_commands
+
+    add_server_commands(sub)
     return parser
 
 

@@ -3,7 +3,9 @@
 :class:`HTTPOptions` is the one options class (``base_url``, ``api_key``,
 ``timeout``, ``max_retries``, ``backoff``): a component's config subclasses it
 and overrides defaults. :class:`JSONClient` POSTs JSON with those options over
-an injected (or owned) ``httpx.Client``. Shared by the OpenAI-compatible chat
+an injected (or owned) ``httpx.Client``; on the async path (:mod:`ragloom.aio`)
+it sends through an ``httpx.AsyncClient`` instead (:meth:`JSONClient.apost`,
+:func:`apost_json`). Shared by the OpenAI-compatible chat
 client and embedder, Cohere … Retried: 408, 409, 425, 429 and 5xx answers, timeouts and connection
 errors; a ``Retry-After`` header (seconds or an HTTP date) replaces the backoff
 delay for that attempt, capped by ``max_delay``. Everything else fails at once.
@@ -13,10 +15,11 @@ Failures raise the caller's error class (a RagloomError subclass taking
 
 from __future__ import annotations
 
+import asyncio
 import email.utils
 import json as jsonlib
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -180,6 +183,7 @@ class JSONClient:
         client: httpx.Client | None = None,
         headers: Mapping[str, str] | None = None,
         max_connections: int | None = None,
+        async_client: httpx.AsyncClient | None = None,
     ):
         self.options = options
         self.base_url = options.base_url.rstrip("/")
@@ -190,16 +194,41 @@ class JSONClient:
 
             client = httpx.Client(limits=httpx.Limits(max_connections=max_connections)) if max_connections else httpx.Client()
         self.client = client
+        from ragloom.aio import AsyncClients
+
+        self._async = AsyncClients(lambda: _new_async_client(max_connections), injected=async_client)
 
     def url(self, path: str) -> str:
         """The full URL of an endpoint path."""
         return f"{self.base_url}/{path.lstrip('/')}"
 
     def post(self, path: str, body: Any, *, error: type[RagloomError] = RagloomError) -> Any:
-        """The decoded JSON answer, or ``error`` with the server's message and status code."""
+        """The decoded JSON answer, or ``error`` with the server's message and status code.
+
+        Called from a worker of the async path, the request goes out on that event loop (:meth:`apost`).
+        """
+        from ragloom.aio import bridge
+
+        bridged, answer = bridge(lambda: self.apost(path, body, error=error))
+        if bridged:
+            return answer
         o = self.options
         return post_json(
             self.client,
+            self.url(path),
+            json=body,
+            headers=self.headers,
+            timeout=o.timeout,
+            retries=o.max_retries,
+            backoff=o.backoff,
+            error=error,
+        )
+
+    async def apost(self, path: str, body: Any, *, error: type[RagloomError] = RagloomError) -> Any:
+        """:meth:`post` over this event loop's ``httpx.AsyncClient``."""
+        o = self.options
+        return await apost_json(
+            self._async.get(),
             self.url(path),
             json=body,
             headers=self.headers,
@@ -213,3 +242,65 @@ class JSONClient:
         """Close the connection pool if this client opened it."""
         if self._owns_client:
             self.client.close()
+
+    async def aclose(self) -> None:
+        """Close this event loop's async connection pool (an injected one belongs to its owner)."""
+        await self._async.aclose()
+
+
+def _new_async_client(max_connections: int | None) -> httpx.AsyncClient:
+    import httpx
+
+    return httpx.AsyncClient(limits=httpx.Limits(max_connections=max_connections)) if max_connections else httpx.AsyncClient()
+
+
+async def apost_json(
+    client: httpx.AsyncClient,
+    url: str,
+    *,
+    json: Any,
+    headers: Mapping[str, str] | None = None,
+    timeout: float | None = None,
+    retries: int = 3,
+    backoff: float = 0.5,
+    error: type[RagloomError] = RagloomError,
+    max_delay: float = DEFAULT_MAX_DELAY,
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+) -> Any:
+    """:func:`post_json` over an ``httpx.AsyncClient``: same retries, same errors."""
+    import httpx
+
+    attempts = max(0, retries) + 1
+    last_exc: Exception | None = None
+    message = ""
+    status: int | None = None
+    for attempt in range(attempts):
+        retry_after: float | None = None
+        try:
+            response = await client.post(url, json=json, headers=dict(headers or {}), timeout=timeout)
+        except httpx.TimeoutException as exc:
+            last_exc, status = exc, None
+            message = f"POST {url} timed out after {timeout}s"
+        except httpx.TransportError as exc:
+            last_exc, status = exc, None
+            message = f"POST {url} failed: {type(exc).__name__}: {exc}"
+        else:
+            status = response.status_code
+            if 200 <= status < 300:
+                try:
+                    return response.json()
+                except (ValueError, UnicodeDecodeError) as exc:
+                    snippet = response.text[:200] if response.content else ""
+                    raise _make(error, f"POST {url}: the server answered malformed JSON: {snippet!r}", status) from exc
+            message = f"POST {url} answered HTTP {status}: {server_message(response)}"
+            if status not in RETRY_STATUSES:
+                raise _make(error, message, status)
+            last_exc = None
+            retry_after = parse_retry_after(response.headers.get("retry-after"))
+        if attempt + 1 < attempts:
+            await sleep(_delay(attempt, backoff, retry_after, max_delay))
+    suffix = f" (after {attempts} attempts)" if attempts > 1 else ""
+    exc_out = _make(error, message + suffix, status)
+    if last_exc is not None:
+        raise exc_out from last_exc
+    raise exc_out

@@ -46,20 +46,29 @@ class LLMConfig(HTTPOptions):
 class LLMClient:
     """``generate(prompt) -> str`` over ``/chat/completions``; accepts an injected httpx.Client."""
 
-    def __init__(self, config: LLMConfig, *, client: httpx.Client | None = None):
+    def __init__(self, config: LLMConfig, *, client: httpx.Client | None = None, async_client: httpx.AsyncClient | None = None):
         self.config = config
-        self._http = JSONClient(config, client=client)
+        self._http = JSONClient(config, client=client, async_client=async_client)
         self._url = self._http.url("chat/completions")
 
-    def generate(self, prompt: str) -> str:
-        """The model's answer to ``prompt``; LLMError when the call or the answer is unusable."""
+    def _body(self, prompt: str) -> dict[str, Any]:
         c = self.config
         messages = [{"role": "system", "content": c.system}] if c.system else []
         messages.append({"role": "user", "content": prompt})
         body: dict[str, Any] = {"model": c.model, "messages": messages, "temperature": c.temperature}
         if c.max_tokens is not None:
             body["max_tokens"] = c.max_tokens
-        answer = self._http.post("chat/completions", body, error=LLMError)
+        return body
+
+    def generate(self, prompt: str) -> str:
+        """The model's answer to ``prompt``; LLMError when the call or the answer is unusable."""
+        return self._content(self._http.post("chat/completions", self._body(prompt), error=LLMError))
+
+    async def agenerate(self, prompt: str) -> str:
+        """:meth:`generate` over the async client (:mod:`ragloom.aio`)."""
+        return self._content(await self._http.apost("chat/completions", self._body(prompt), error=LLMError))
+
+    def _content(self, answer: Any) -> str:
         try:
             content = answer["choices"][0]["message"]["content"]
         except (KeyError, IndexError, TypeError) as exc:
@@ -73,6 +82,10 @@ class LLMClient:
     def close(self) -> None:
         """Close the HTTP connection pool if this client opened it."""
         self._http.close()
+
+    async def aclose(self) -> None:
+        """Close this event loop's async connection pool."""
+        await self._http.aclose()
 
     def __repr__(self) -> str:
         return f"LLMClient(base_url={self.config.base_url!r}, model={self.config.model!r})"

@@ -396,6 +396,38 @@ class Pipeline:
             "store": store_stats,
         }
 
+    # ------------------------------------------------------------------ async (see ragloom.aio)
+
+    async def aingest(self, source: Any = None, **options: Any) -> IngestResult:
+        """:meth:`ingest` without blocking the event loop."""
+        from ragloom import aio
+
+        return await aio.aingest(self, source, **options)
+
+    async def aquery(self, text: str, **options: Any) -> list[Result]:
+        """:meth:`query` without blocking the event loop."""
+        from ragloom import aio
+
+        return await aio.aquery(self, text, **options)
+
+    async def aremove_source(self, source: str | os.PathLike[str]) -> int:
+        """:meth:`remove_source` without blocking the event loop."""
+        from ragloom import aio
+
+        return await aio.aremove_source(self, source)
+
+    async def astats(self) -> dict[str, Any]:
+        """:meth:`stats` without blocking the event loop."""
+        from ragloom import aio
+
+        return await aio.astats(self)
+
+    async def aclose(self) -> None:
+        """Close the async HTTP clients and the store."""
+        from ragloom import aio
+
+        await aio.aclose(self)
+
     def _count(self, key: str, amount: int) -> None:
         with self._lock:
             self._counters[key] += amount

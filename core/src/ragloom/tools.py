@@ -54,39 +54,65 @@ class Tool:
             return {"error": f"{type(exc).__name__}: {exc}"}
 
 
-def rag_search_tool(pipeline: Pipeline, *, max_text_chars: int = 2000) -> Tool:
-    """A tool that queries the pipeline and returns ranked chunks with citations."""
+SEARCH_DESCRIPTION = "Search the knowledge base; returns the most relevant passages with their source and character span for citation."
+INGEST_DESCRIPTION = "Add a document, folder or web page to the knowledge base (unchanged content is not re-processed)."
+
+
+def rag_search_tool(
+    pipeline: Pipeline,
+    *,
+    name: str = "rag_search",
+    description: str = SEARCH_DESCRIPTION,
+    max_text_chars: int = 2000,
+    max_total_chars: int = 8000,
+) -> Tool:
+    """A tool that queries the pipeline and returns ranked chunks with citations.
+
+    ``top_k`` and ``threshold`` default to the pipeline's configured values; each
+    passage is cut to ``max_text_chars`` and all of them together to
+    ``max_total_chars`` (a cut passage has ``"truncated": true``).
+    """
 
     def handler(arguments: dict[str, Any]) -> dict[str, Any]:
         query = arguments.get("query")
         if not isinstance(query, str) or not query.strip():
             raise ValueError("'query' must be a non-empty string")
-        top_k = arguments.get("top_k", 5)
-        if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= MAX_TOP_K:
+        top_k = arguments.get("top_k")
+        if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= MAX_TOP_K):
             raise ValueError(f"'top_k' must be an integer from 1 to {MAX_TOP_K}")
-        results = pipeline.query(query[:4000], top_k=top_k, filter=arguments.get("filter"))
+        threshold = arguments.get("threshold")
+        if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, (int, float))):
+            raise ValueError("'threshold' must be a number")
+        results = pipeline.query(query[:4000], top_k=top_k, threshold=threshold, filter=_filter_argument(arguments.get("filter")))
         rows = []
-        for row in iter_results_as_dicts(results):
+        budget = max_total_chars
+        for row in iter_results_as_dicts(results[:MAX_TOP_K]):
+            if budget <= 0:
+                break
+            text = row["text"][: min(max_text_chars, budget)]
+            budget -= len(text)
             rows.append(
                 {
                     "rank": row["rank"],
                     "score": round(row["score"], 6),
                     "citation": f"{row['source']}[{row['span'][0]}:{row['span'][1]}]",
                     "source": row["source"],
-                    "text": row["text"][:max_text_chars],
+                    "text": text,
                     "title": row["metadata"].get("title"),
                 }
+                | ({"truncated": True} if len(text) < len(row["text"]) else {})
             )
         return {"results": rows}
 
     return Tool(
-        name="rag_search",
-        description="Search the knowledge base; returns the most relevant passages with their source and character span for citation.",
+        name=name,
+        description=description,
         parameters={
             "type": "object",
             "properties": {
                 "query": {"type": "string", "description": "what to search for"},
-                "top_k": {"type": "integer", "minimum": 1, "maximum": MAX_TOP_K, "default": 5},
+                "top_k": {"type": "integer", "minimum": 1, "maximum": MAX_TOP_K, "description": "number of passages (default: the pipeline's)"},
+                "threshold": {"type": "number", "description": "minimum score (default: the pipeline's)"},
                 "filter": {"type": "object", "description": 'metadata filter, e.g. {"category": "support"}'},
             },
             "required": ["query"],
@@ -96,7 +122,28 @@ def rag_search_tool(pipeline: Pipeline, *, max_text_chars: int = 2000) -> Tool:
     )
 
 
-def rag_ingest_tool(pipeline: Pipeline, *, allowed_roots: Iterable[str | os.PathLike[str]] = (), allow_urls: bool = False) -> Tool:
+def _filter_argument(value: Any) -> Any:
+    """A filter given as an object, or as a JSON string (the strict-schema form), or nothing."""
+    if isinstance(value, str):
+        if not value.strip():
+            return None
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"'filter' is not valid JSON: {exc.msg}") from None
+    if value is not None and not isinstance(value, dict):
+        raise ValueError("'filter' must be a JSON object")
+    return value or None
+
+
+def rag_ingest_tool(
+    pipeline: Pipeline,
+    *,
+    allowed_roots: Iterable[str | os.PathLike[str]] = (),
+    allow_urls: bool = False,
+    name: str = "rag_ingest",
+    description: str = INGEST_DESCRIPTION,
+) -> Tool:
     """A tool that ingests a file, a folder (under ``allowed_roots``) or a URL (if ``allow_urls``).
 
     Paths are checked and read through one :class:`ragloom.confine.PathConfinement`:
@@ -123,8 +170,8 @@ def rag_ingest_tool(pipeline: Pipeline, *, allowed_roots: Iterable[str | os.Path
         }
 
     return Tool(
-        name="rag_ingest",
-        description="Add a document, folder or web page to the knowledge base (unchanged content is not re-processed).",
+        name=name,
+        description=description,
         parameters={
             "type": "object",
             "properties": {"source": {"type": "string", "description": "file or folder path, or URL"}},

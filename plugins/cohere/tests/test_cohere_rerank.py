@@ -241,3 +241,28 @@ api_key = {{ env = "COHERE_API_KEY" }}
     (body,) = server.bodies("/v2/rerank")
     assert body["documents"] == [r.text for r in retrieved] and body["top_n"] == 3
     assert [h.chunk_id for h in hits] == [retrieved[i].chunk_id for i in expected_order(query, body["documents"])[:3]]
+
+
+def test_aquery_reranks_through_the_async_client(server: CohereServer, tmp_path: Path) -> None:
+    import asyncio
+
+    def refuse(request: httpx.Request) -> httpx.Response:
+        raise AssertionError(f"blocking client used for {request.url}")
+
+    config = CohereRerankConfig(base_url=server.base_url, top_n=3, backoff=0.01, timeout=5.0)
+    reranker = CohereReranker(config, client=httpx.Client(transport=httpx.MockTransport(refuse)))  # a fault, if it is used
+    shutil.copytree(CORPUS, tmp_path / "corpus")
+    pipeline = Pipeline.builder().base_dir(tmp_path).embedder("hash", dim=64).reranker(reranker).build()
+    pipeline.ingest(tmp_path / "corpus")
+
+    async def run() -> list[list[Result]]:
+        found = await asyncio.gather(*(pipeline.aquery(q) for q in ["lamp at night", "refund", "battery"]))
+        await pipeline.aclose()
+        return list(found)
+
+    found = asyncio.run(run())
+    assert [len(rs) for rs in found] == [3, 3, 3]
+    assert len(server.bodies("/v2/rerank")) == 3
+    for results in found:
+        assert all("rerank_fallback" not in r.metadata for r in results)
+        assert [r.score for r in results] == sorted((r.score for r in results), reverse=True)

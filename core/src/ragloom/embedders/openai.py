@@ -16,6 +16,7 @@ key is never sent to another server.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
@@ -23,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import numpy as np
 
+from ragloom.aio import bridge
 from ragloom.embedders.base import DEFAULT_BATCH_SIZE, batched, check_embeddings
 from ragloom.errors import ConfigError, EmbeddingError
 from ragloom.httpclient import HTTPOptions, JSONClient
@@ -89,7 +91,7 @@ def _api_key(config: OpenAIEmbedderConfig) -> str | None:
 class OpenAIEmbedder:
     """Embeddings over HTTP; accepts an injected httpx.Client."""
 
-    def __init__(self, config: OpenAIEmbedderConfig, *, client: httpx.Client | None = None):
+    def __init__(self, config: OpenAIEmbedderConfig, *, client: httpx.Client | None = None, async_client: httpx.AsyncClient | None = None):
         self.config = config
         self.dim = config.resolved_dim
         # the pipeline hands over this many texts per call; they go out in
@@ -99,15 +101,20 @@ class OpenAIEmbedder:
         self.model_id = f"openai:{config.model}:dim={self.dim}{prefixes}"
         self._api_key = _api_key(config)
         headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else None
-        self._http = JSONClient(config, client=client, headers=headers, max_connections=config.max_concurrency)
+        self._http = JSONClient(config, client=client, headers=headers, max_connections=config.max_concurrency, async_client=async_client)
         self._url = self._http.url("embeddings")
 
+    def _body(self, texts: Sequence[str]) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": self.config.model, "input": list(texts), "encoding_format": "float"}
+        if self.config.dimensions is not None:
+            body["dimensions"] = self.config.dimensions
+        return body
+
     def _request(self, texts: Sequence[str]) -> np.ndarray:
-        c = self.config
-        body: dict[str, Any] = {"model": c.model, "input": list(texts), "encoding_format": "float"}
-        if c.dimensions is not None:
-            body["dimensions"] = c.dimensions
-        return self._parse(self._http.post("embeddings", body, error=EmbeddingError), len(texts))
+        return self._parse(self._http.post("embeddings", self._body(texts), error=EmbeddingError), len(texts))
+
+    async def _arequest(self, texts: Sequence[str]) -> np.ndarray:
+        return self._parse(await self._http.apost("embeddings", self._body(texts), error=EmbeddingError), len(texts))
 
     def _parse(self, answer: Any, count: int) -> np.ndarray:
         where = f"{self._url} (model {self.config.model!r})"
@@ -130,6 +137,9 @@ class OpenAIEmbedder:
         """One row per text; batches run concurrently."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
+        bridged, vectors = bridge(lambda: self.aembed_documents(texts))
+        if bridged:
+            return vectors  # type: ignore[return-value]
         prefix = self.config.document_prefix
         items = [prefix + t for t in texts] if prefix else list(texts)
         batches = list(batched(items, self.config.batch_size))
@@ -142,6 +152,28 @@ class OpenAIEmbedder:
         """The query's vector (with ``query_prefix``)."""
         return self._request([self.config.query_prefix + text])[0]
 
+    async def aembed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        """:meth:`embed_documents` over the async client, up to ``max_concurrency`` requests at a time."""
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        prefix = self.config.document_prefix
+        items = [prefix + t for t in texts] if prefix else list(texts)
+        gate = asyncio.Semaphore(self.config.max_concurrency)
+
+        async def one(batch: Sequence[str]) -> np.ndarray:
+            async with gate:
+                return await self._arequest(batch)
+
+        return np.concatenate(await asyncio.gather(*(one(b) for b in batched(items, self.config.batch_size))))
+
+    async def aembed_query(self, text: str) -> np.ndarray:
+        """:meth:`embed_query` over the async client."""
+        return (await self._arequest([self.config.query_prefix + text]))[0]
+
     def close(self) -> None:
         """Close the HTTP connection pool if this embedder opened it."""
         self._http.close()
+
+    async def aclose(self) -> None:
+        """Close this event loop's async connection pool."""
+        await self._http.aclose()

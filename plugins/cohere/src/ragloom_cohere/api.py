@@ -32,9 +32,11 @@ class ConnectionConfig(HTTPOptions):
 class CohereAPI:
     """POSTs JSON to ``{base_url}/v2/<endpoint>`` with the bearer key, over an injected httpx.Client."""
 
-    def __init__(self, config: ConnectionConfig, *, client: httpx.Client | None = None):
+    def __init__(self, config: ConnectionConfig, *, client: httpx.Client | None = None, async_client: httpx.AsyncClient | None = None):
         self.config = config
-        self._http = JSONClient(config, client=client, headers={"Accept": "application/json", "X-Client-Name": "ragloom"})
+        self._http = JSONClient(
+            config, client=client, headers={"Accept": "application/json", "X-Client-Name": "ragloom"}, async_client=async_client
+        )
         self.base_url = self._http.base_url
         self.client = self._http.client
 
@@ -46,6 +48,14 @@ class CohereAPI:
         """The decoded JSON answer, or ``error`` carrying Cohere's message and the status code."""
         return self._http.post(f"v2/{endpoint}", body, error=error)
 
+    async def apost(self, endpoint: str, body: dict[str, Any], *, error: type[RagloomError]) -> Any:
+        """:meth:`post` over the async client (the async path of ragloom.aio)."""
+        return await self._http.apost(f"v2/{endpoint}", body, error=error)
+
     def close(self) -> None:
         """Close the HTTP connection pool if this object opened it."""
         self._http.close()
+
+    async def aclose(self) -> None:
+        """Close this event loop's async connection pool."""
+        await self._http.aclose()

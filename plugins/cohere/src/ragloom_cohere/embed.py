@@ -64,7 +64,7 @@ def _dimension(config: CohereEmbedConfig) -> int:
 class CohereEmbedder:
     """Embeds with Cohere's v2 Embed endpoint; accepts an injected httpx.Client."""
 
-    def __init__(self, config: CohereEmbedConfig, *, client: httpx.Client | None = None):
+    def __init__(self, config: CohereEmbedConfig, *, client: httpx.Client | None = None, async_client: httpx.AsyncClient | None = None):
         self.config = config
         self.dim = _dimension(config)
         self.batch_size = config.batch_size
@@ -74,7 +74,7 @@ class CohereEmbedder:
         if config.truncate is not None:
             parts.append(f"truncate={config.truncate}")
         self.model_id = ":".join(parts)
-        self.api = CohereAPI(config, client=client)
+        self.api = CohereAPI(config, client=client, async_client=async_client)
 
     def _embed(self, texts: Sequence[str], input_type: str) -> np.ndarray:
         c = self.config
@@ -105,6 +105,10 @@ class CohereEmbedder:
     def close(self) -> None:
         """Close the HTTP connection pool if this embedder opened it."""
         self.api.close()
+
+    async def aclose(self) -> None:
+        """Close this event loop's async connection pool (the async path of ragloom.aio)."""
+        await self.api.aclose()
 
     def __repr__(self) -> str:
         return f"CohereEmbedder(model={self.config.model!r}, base_url={self.config.base_url!r}, dim={self.dim})"

@@ -85,12 +85,13 @@ class CohereReranker:
         config: CohereRerankConfig,
         *,
         client: httpx.Client | None = None,
+        async_client: httpx.AsyncClient | None = None,
         on_error: Callable[[RerankError], Any] | None = None,
     ):
         self.config = config
         self.top_n = config.top_n
         self.on_error = on_error if on_error is not None else config.on_error
-        self.api = CohereAPI(config, client=client)
+        self.api = CohereAPI(config, client=client, async_client=async_client)
 
     def scores(self, query: str, texts: Sequence[str], top_n: int) -> list[tuple[int, float]]:
         """The ``top_n`` best ``(index, relevance_score)`` over all texts, best first (RerankError on failure)."""
@@ -123,6 +124,10 @@ class CohereReranker:
     def close(self) -> None:
         """Close the HTTP connection pool if this reranker opened it."""
         self.api.close()
+
+    async def aclose(self) -> None:
+        """Close this event loop's async connection pool (the async path of ragloom.aio)."""
+        await self.api.aclose()
 
     def __repr__(self) -> str:
         return f"CohereReranker(model={self.config.model!r}, base_url={self.config.base_url!r}, top_n={self.top_n})"
