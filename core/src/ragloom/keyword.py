@@ -170,13 +170,18 @@ class BM25Index:
     def ceiling(self, query: str) -> float:
         """The query's best reachable score: per query term, the best any document scores on it, summed.
 
-        A document's score divided by this lies in [0, 1] and is comparable
+        A term no document contains counts as much as the corpus's rarest term
+        (the highest per-term best), so a query about something absent scores
+        low. A document's score divided by this lies in [0, 1] and is comparable
         across queries (1: the best match for every term at once).
         """
-        ids = self._query_ids(query)
         if self._dirty:
             self._build()
-        return float(self._term_max[ids].sum()) if ids else 0.0
+        if len(self._term_max) == 0:
+            return 0.0
+        vocab = self._vocab
+        rarest = float(self._term_max.max())
+        return float(sum(self._term_max[vocab[t]] if t in vocab else rarest for t in self.analyzer.tokens(query)))
 
     def score_all(self, query: str) -> dict[Hashable, float]:
         """Every matching key with its BM25 score (for tests and debugging)."""
