@@ -23,7 +23,7 @@ def _bm25(config: BM25RetrieverConfig, context: Any) -> BM25Retriever:
 
 
 def _hybrid(config: HybridConfig, context: Any) -> HybridRetriever:
-    """BM25 + vector search fused by weighted reciprocal rank (or normalised scores)."""
+    """BM25 + vector search, fused per query on scores comparable across queries (or by RRF / min-max)."""
     return HybridRetriever(config, store=context.store, embedder=context.embedder, namespace=context.namespace)
 
 
