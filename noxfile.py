@@ -1,6 +1,6 @@
 """Development sessions: tests, models, lint, typecheck, docs, bench.
 
-`nox` runs `tests` and `models` (the whole suite). torch is installed only by
+`nox` runs `tests`, `models` (the whole suite) and `typecheck`. torch is installed only by
 pip, pinned, in the `models` session's own environment: a resolver would pull
 a multi-GB CUDA build.
 """
@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import nox
 
-nox.options.sessions = ["tests", "models"]
+nox.options.sessions = ["tests", "models", "typecheck"]
 nox.options.default_venv_backend = "venv"
 nox.options.reuse_existing_virtualenvs = True
 
-PYTHON = ["3.11"]
+#: None: the Python nox itself runs on (the clone's .venv in the README), so no other interpreter is needed
+PYTHON = None
 PLUGINS = ["plugins/duckdb", "plugins/web", "plugins/cohere", "plugins/sentence-transformers"]
 TEST_DEPS = ["pytest>=8", "pytest-timeout", "hypothesis>=6.100", "hatchling>=1.18"]
 TORCH = "torch==2.13.0"
@@ -64,11 +65,18 @@ def lint(session: nox.Session) -> None:
     session.run("ruff", "check", "core", "plugins", "tests", "examples", "bench", "noxfile.py")
 
 
+
+
 @nox.session(python=PYTHON)
 def typecheck(session: nox.Session) -> None:
-    """mypy over the core package."""
-    session.install("mypy", "-e", "core")
-    session.run("mypy", "core/src/ragloom")
+    """mypy over core and the plugins (the protocols are the types at every seam)."""
+    from pathlib import Path
+
+    session.install("mypy", "hypothesis>=6.100", "pytest>=8", *_editable(["core", *_existing(PLUGINS)]))
+    # core, every bundled plugin and the example third-party plugin, each package by its folder
+    roots = [*[f"{p}/src" for p in _existing(PLUGINS)], "examples/plugin/src"]
+    packages = [str(p) for root in roots for p in sorted(Path(root).glob("*")) if (p / "__init__.py").exists()]
+    session.run("mypy", "core/src/ragloom", *packages)
 
 
 @nox.session(python=PYTHON)

@@ -210,9 +210,9 @@ def test_memory_is_bounded_by_the_batch(tmp_path: Path) -> None:
             super().__init__()
             self.write_sizes: list[int] = []
 
-        def write(self, namespace, generation, chunks, vectors):  # type: ignore[no-untyped-def]
+        def _stage_write(self, namespace, source, generation, chunks, vectors):  # type: ignore[no-untyped-def]
             self.write_sizes.append(len(chunks))
-            super().write(namespace, generation, chunks, vectors)
+            super()._stage_write(namespace, source, generation, chunks, vectors)
 
     big = tmp_path / "big.txt"
     big.write_text("\n\n".join(f"Paragraph {i}. " + "word " * 50 for i in range(400)), encoding="utf-8")
@@ -256,13 +256,18 @@ def test_vectors_are_unit_length(corpus: Path) -> None:
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
 
 
-def test_volatile_metadata_does_not_change_the_content_hash() -> None:
-    from ragloom import Document, content_hash
+def test_volatile_metadata_does_not_change_the_metadata_hash() -> None:
+    from ragloom import Document, content_hash, metadata_hash
 
     first = Document.create("same page", "https://example.org/", metadata={"fetched_at": "2026-01-01T00:00:00Z", "title": "T"})
     later = Document.create("same page", "https://example.org/", metadata={"fetched_at": "2026-02-01T00:00:00Z", "title": "T"})
     retitled = Document.create("same page", "https://example.org/", metadata={"fetched_at": "2026-02-01T00:00:00Z", "title": "U"})
-    assert content_hash(first, "c", "e") == content_hash(later, "c", "e") != content_hash(retitled, "c", "e")
+    assert metadata_hash(first) == metadata_hash(later) != metadata_hash(retitled)
+    # the content hash covers text, chunker and embedder only: metadata and tags never re-embed
+    tagged = Document.create("same page", "https://example.org/", tags=["beta"])
+    assert content_hash(first, "c", "e") == content_hash(retitled, "c", "e") == content_hash(tagged, "c", "e")
+    assert content_hash(first, "c", "e") != content_hash(first, "c2", "e") != content_hash(first, "c", "e2")
+    assert metadata_hash(tagged) != metadata_hash(Document.create("same page", "https://example.org/"))
 
 
 def test_loader_error_about_another_source_keeps_the_finished_source(tmp_path: Path) -> None:
@@ -299,3 +304,89 @@ def test_another_embedder_model_re_embeds_everything(corpus: Path) -> None:
     assert other.embedder.model_id != first.embedder.model_id
     again = other.ingest(corpus)
     assert again.unchanged == 0 and again.embedded == store.count("default")
+
+
+def _tagged(pipeline: Pipeline, tag: str) -> set[str]:
+    return {Path(h.source).name for h in pipeline.query("lamp", top_k=500, filter={"tags": tag})}
+
+
+def test_a_tag_over_an_unchanged_stored_corpus_is_applied_and_removed_without_embedding(corpus: Path) -> None:
+    embedder = CountingEmbedder()
+    pipeline = build(embedder)
+    first = pipeline.ingest(corpus)
+    vectors = snapshot(pipeline)
+    calls, texts = embedder.calls, embedder.texts
+    tagged = pipeline.ingest(corpus, tags=["beta"])
+    assert (embedder.calls, embedder.texts) == (calls, texts)  # nothing embedded
+    assert tagged.embedded == 0 and tagged.updated == first.documents and tagged.unchanged == 0 and tagged.removed == 0
+    assert _tagged(pipeline, "beta") == {p.name for p in corpus.iterdir()}
+    assert all(h.tags == ("beta",) for h in pipeline.query("lamp", top_k=500))
+    assert snapshot(pipeline) == vectors  # same chunks, same vectors
+    calls, texts = embedder.calls, embedder.texts  # (queries embed too)
+    plain = pipeline.ingest(corpus)
+    assert (embedder.calls, embedder.texts) == (calls, texts)
+    assert plain.embedded == 0 and plain.updated == first.documents
+    assert _tagged(pipeline, "beta") == set()
+    texts = embedder.texts
+    again = pipeline.ingest(corpus)
+    assert again.updated == 0 and again.unchanged_sources == first.sources and embedder.texts == texts
+
+
+def test_a_changed_frontmatter_field_updates_metadata_without_embedding(tmp_path: Path) -> None:
+    page = tmp_path / "note.md"
+    body = "# Lamp care\n\n" + "Clean the lamp glass with a soft cloth every week. " * 20
+    page.write_text("---\nstatus: draft\nowner: ann\n---\n" + body, encoding="utf-8")
+    other = tmp_path / "other.md"
+    other.write_text("---\nstatus: draft\n---\nThe desk lamp needs a new bulb.", encoding="utf-8")
+    embedder = CountingEmbedder()
+    pipeline = build(embedder)
+    pipeline.ingest(tmp_path)
+    texts = embedder.texts
+    page.write_text("---\nstatus: final\nowner: ann\n---\n" + body, encoding="utf-8")
+    result = pipeline.ingest(tmp_path)
+    assert embedder.texts == texts and result.embedded == 0
+    assert result.updated == 1 and result.unchanged == 1 and result.unchanged_sources == 1
+    final = pipeline.query("lamp", top_k=50, filter={"status": "final"})
+    assert final and {Path(h.source).name for h in final} == {"note.md"}
+    assert all(h.metadata["owner"] == "ann" for h in final)
+    assert {Path(h.source).name for h in pipeline.query("lamp", top_k=50, filter={"status": "draft"})} == {"other.md"}
+    texts = embedder.texts
+    # a text change embeds again (only that document)
+    page.write_text("---\nstatus: final\n---\nA new text about the lamp.", encoding="utf-8")
+    result = pipeline.ingest(tmp_path)
+    assert result.embedded == embedder.texts - texts > 0 and result.updated == 0
+
+
+def test_ingest_reads_stored_states_in_batches(corpus: Path) -> None:
+    class CountingStore(MemoryStore):
+        def __init__(self) -> None:
+            super().__init__()
+            self.lookups: list[int] = []
+
+        def source_states(self, namespace, sources):  # type: ignore[no-untyped-def]
+            self.lookups.append(len(sources))
+            return super().source_states(namespace, sources)
+
+    store = CountingStore()
+    pipeline = build(CountingEmbedder(), store)
+    pipeline.ingest(corpus)
+    pipeline.ingest(corpus)
+    assert store.lookups == [12, 12]  # one call per ingest of the 12-file directory, not one per file
+
+
+def test_commit_every_paces_the_session_flushes(corpus: Path) -> None:
+    flushes: list[int] = []
+
+    class FlushCountingStore(MemoryStore):
+        def session(self, namespace):  # type: ignore[no-untyped-def]
+            session = super().session(namespace)
+            flush = session.flush
+            session.flush = lambda: (flushes.append(1), flush())[1]  # type: ignore[method-assign]
+            return session
+
+    pipeline = build(CountingEmbedder(), FlushCountingStore(), commit_every=5, batch_size=10_000)
+    result = pipeline.ingest(corpus)
+    # after sources 5 and 10, then once before the sweep for vanished files (2 sources pending)
+    assert result.sources == 12 and len(flushes) == 3
+    with pytest.raises(ConfigError):
+        build(CountingEmbedder(), commit_every=0)

@@ -127,3 +127,11 @@ def test_disable_and_load_env_vars(installed_example_plugin: Path, tmp_path: Pat
     assert {r["distribution"] for r in json.loads(only.stdout)} == {"ragloom", "ragloom-paragraphs"}
     traced = _run(["plugins"], installed_example_plugin, tmp_path, RAGLOOM_TRACE_PLUGINS="1")
     assert "register_chunkers" in traced.stderr
+
+
+def test_hybrid_description_names_its_default_fusion() -> None:
+    from ragloom.plugins import Registry
+    from ragloom.retrievers.hybrid import HybridConfig
+
+    description = Registry().get("retriever", "hybrid").description
+    assert f'"{HybridConfig().mode}", default' in description

@@ -9,7 +9,7 @@
    recall@10 on uniform random vectors (reported without a bar);
 2. HNSW recall@10 against exact search on SciFact chunks through the hash
    embedder (384-d), and latency of both;
-3. ingest throughput with precomputed vectors (``write`` + ``commit_source``);
+3. ingest throughput with precomputed vectors (a write session: ``stage.write`` + ``commit``);
 4. keyword search (BM25) on SciFact: nDCG@10 on the test qrels and queries/s.
 
 Numbers depend on the machine: compare the ratios measured in one run.
@@ -59,17 +59,26 @@ def _chunks(count: int, start: int = 0, source_size: int = 1000) -> list[Chunk]:
     return out
 
 
+def _write_sources(store, chunks: list[Chunk], vectors: np.ndarray, batch: int) -> None:  # type: ignore[no-untyped-def]
+    """Stage and commit the sources of ``chunks`` (grouped by source, in order) in one session, ``batch`` rows per write."""
+    with store.session(NS) as session:
+        start = 0
+        while start < len(chunks):
+            end = start
+            while end < len(chunks) and chunks[end].source == chunks[start].source:
+                end += 1
+            stage = session.stage(chunks[start].source)
+            for first in range(start, end, batch):
+                last = min(first + batch, end)
+                stage.write(chunks[first:last], vectors[first:last])
+            stage.commit()
+            start = end
+
+
 def _fill(store, vectors: np.ndarray, batch: int = 10_000, source_size: int = 1000) -> float:  # type: ignore[no-untyped-def]
     """Write + commit every source; return seconds."""
     start = time.perf_counter()
-    total = len(vectors)
-    for first in range(0, total, source_size):
-        count = min(source_size, total - first)
-        chunks = _chunks(count, first, source_size)
-        for offset in range(0, count, batch):
-            part = chunks[offset : offset + batch]
-            store.write(NS, 1, part, vectors[first + offset : first + offset + len(part)])
-        store.commit_source(NS, chunks[0].source, 1)
+    _write_sources(store, _chunks(len(vectors), 0, source_size), vectors, batch)
     return time.perf_counter() - start
 
 
@@ -204,10 +213,7 @@ def bench_scifact_hnsw(workdir: Path, rows: list[str], embedder_name: str = "has
     vectors = embedder.embed_documents([c.text for c in chunks])
     path = workdir / "scifact_hnsw.duckdb"
     store = DuckDBStore(DuckDBStoreConfig(), path=path)
-    for first in range(0, len(chunks), 5000):
-        store.write(NS, 1, chunks[first : first + 5000], vectors[first : first + 5000])
-    for source in sorted({c.source for c in chunks}):
-        store.commit_source(NS, source, 1)
+    _write_sources(store, chunks, vectors, 5000)
     query_vectors = embedder.embed_documents(list(queries.values())[:300])
     exact_ids = [[r.chunk_id for r in store.search(NS, q, top_k=10)] for q in query_vectors]
     exact_time = _timed(lambda: [store.search(NS, q, top_k=10) for q in query_vectors[:50]], 3) / 50
@@ -265,9 +271,7 @@ def bench_ingest(workdir: Path, rows: list[str], size: int = 100_000) -> None:
         store = DuckDBStore(DuckDBStoreConfig(), path=path)
         chunks = _chunks(size, 0, size)
         start = time.perf_counter()
-        for first in range(0, size, batch):
-            store.write(NS, 1, chunks[first : first + batch], vectors[first : first + batch])
-        store.commit_source(NS, chunks[0].source, 1)
+        _write_sources(store, chunks, vectors, batch)
         store.checkpoint()
         seconds = time.perf_counter() - start
         store.close()
@@ -286,8 +290,7 @@ def bench_keyword(workdir: Path, rows: list[str]) -> None:
     vectors[:, 0] = 1
     path = workdir / "scifact_bm25.duckdb"
     store = DuckDBStore(DuckDBStoreConfig(), path=path)
-    store.write(NS, 1, chunks, vectors)
-    store.commit_source(NS, "scifact", 1)
+    _write_sources(store, chunks, vectors, len(chunks))
     start = time.perf_counter()
     store.keyword_search(NS, "warm-up", top_k=10)
     build = time.perf_counter() - start

@@ -6,7 +6,7 @@ import pytest
 from chunker_checks import check_spans
 
 from ragloom.chunkers import SentenceChunker, SentenceConfig
-from ragloom.chunkers.sentence import sentence_ends
+from ragloom.chunkers.sentences import sentence_ends
 
 
 def sentences(text: str) -> list[str]:

@@ -82,6 +82,26 @@ def register_retrievers(register):  # type: ignore[no-untyped-def]
     register("longest", lambda config, context: LongestFirst(context.store, context.embedder, context.namespace))
 
 
+class EchoLLM:
+    """LLM: answers with the prompt's last line, upper-cased."""
+
+    def __init__(self, prefix: str):
+        self.prefix = prefix
+
+    def generate(self, prompt: str) -> str:
+        return self.prefix + prompt.splitlines()[-1].upper()
+
+
+@attrs.frozen(kw_only=True)
+class EchoConfig:
+    prefix: str = "> "
+
+
+@hookimpl
+def register_llms(register):  # type: ignore[no-untyped-def]
+    register("echo", lambda config, context: EchoLLM(config.prefix), config=EchoConfig)
+
+
 @hookimpl
 def register_rerankers(register):  # type: ignore[no-untyped-def]
     register("reverse", lambda config, context: Reverse(config.top_n), config=ReverseConfig)

@@ -50,7 +50,8 @@ class TableEmbedder:
 def commit(store: Any, source: str, texts: list[str], vectors: Sequence[Sequence[float]], **options: Any) -> list[Chunk]:
     """Write and commit one document of ``source``."""
     chunks = make_chunks(source, len(texts), texts=texts, **options)
-    state = store.source_state(NS, source)
-    store.write(NS, state.next_generation, chunks, np.asarray(vectors, dtype=np.float32))
-    store.commit_source(NS, source, state.next_generation)
+    with store.session(NS) as session:
+        stage = session.stage(source)
+        stage.write(chunks, np.asarray(vectors, dtype=np.float32))
+        stage.commit()
     return chunks

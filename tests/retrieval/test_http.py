@@ -93,7 +93,8 @@ def test_llm_client_speaks_chat_completions(openai_server: OpenAIServer, monkeyp
     config = PipelineConfig.from_dict(
         {"llm": {"base_url": openai_server.base_url, "model": "tiny", "api_key": {"env": "TEST_LLM_KEY"}, "system": "be brief", "max_tokens": 20}}
     ).llm
-    client = build_llm(config)
+    assert config is not None and config.type == "openai"  # [llm] is a registered component, "openai" by default
+    client = build_llm(config.config)
     assert client.generate("hello") == "echo: hello"
     request = openai_server.requests[0]
     assert request["path"] == "/v1/chat/completions"
@@ -239,6 +240,26 @@ def test_embedder_config() -> None:
     config = OpenAIEmbedderConfig(api_key=Secret("RAGLOOM_TEST_UNSET_KEY"))
     with pytest.raises(ConfigError, match="RAGLOOM_TEST_UNSET_KEY"):
         OpenAIEmbedder(config)
+
+
+def test_openai_embedder_reads_openai_api_key_and_fails_at_build_without_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(ConfigError, match="needs an API key for https://api.openai.com/v1: set OPENAI_API_KEY"):
+        Pipeline.from_config(PipelineConfig.from_dict({"embedder": {"type": "openai"}}))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-from-env")
+    assert OpenAIEmbedder(OpenAIEmbedderConfig())._api_key == "sk-from-env"
+    local = OpenAIEmbedderConfig(base_url="http://127.0.0.1:11434/v1", model="nomic-embed-text")
+    assert OpenAIEmbedder(local)._api_key is None  # the OpenAI key never goes to another server
+
+
+def test_openai_key_from_the_environment_is_sent(openai_server: OpenAIServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The key read from OPENAI_API_KEY reaches the wire as a bearer token (OpenAI's host, served locally)."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-from-env")
+    embedder = _embedder(openai_server, base_url="https://api.openai.com/v1")
+    embedder._http.base_url = openai_server.base_url.rstrip("/")  # redirect to the local server
+    embedder.embed_query("a")
+    headers = {k.lower(): v for k, v in openai_server.requests[-1]["headers"].items()}
+    assert headers["authorization"] == "Bearer sk-from-env"
 
 
 def test_pipeline_with_openai_embedder_and_llm(openai_server: OpenAIServer, corpus) -> None:  # type: ignore[no-untyped-def]

@@ -11,7 +11,7 @@ import pytest
 
 from ragloom import Pipeline
 from ragloom.config import PipelineConfig
-from ragloom.errors import ConfigError, RetrievalError, StoreError
+from ragloom.errors import ConfigError, LLMError, StoreError
 from ragloom.retrievers.multi_query import MultiQueryConfig, MultiQueryRetriever, clean_variants, parse_variants
 from ragloom.types import Result
 
@@ -95,7 +95,7 @@ def test_expansion_failure_falls_back_to_the_original(caplog: pytest.LogCaptureF
 
 
 def test_some_failures_are_tolerated_all_failures_raise_the_first() -> None:
-    first, second = StoreError("store offline"), RetrievalError("bad variant")
+    first, second = StoreError("store offline"), LLMError("bad variant")
     base = ScriptedBase({"v": [_result("b:0", 0.2)]}, fail={"q": first})
     retriever = MultiQueryRetriever(MultiQueryConfig(), base=base, expander=lambda q: ["v"])
     assert [r.chunk_id for r in retriever.retrieve("q")] == ["b:0"]

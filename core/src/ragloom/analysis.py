@@ -137,8 +137,9 @@ class Analyzer:
     def tokens(self, text: str) -> list[str]:
         """The terms of ``text``, in order, repeats kept."""
         c = self.config
-        if c.normalization is not None and not unicodedata.is_normalized(c.normalization, text):
-            text = unicodedata.normalize(c.normalization, text)
+        form = c.normalization
+        if form is not None and form != "none" and not unicodedata.is_normalized(form, text):
+            text = unicodedata.normalize(form, text)
         if c.lowercase:
             text = text.lower()
         words = self._split(text)

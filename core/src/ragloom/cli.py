@@ -1,7 +1,15 @@
-"""The ``ragloom`` command: ingest, query, remove, stats, plugins (and eval).
+"""The ``ragloom`` command: ingest, query, remove, sources, stats, plugins (and eval).
 
 Errors in config or input print one line (``ragloom: error: ...``) and exit
-non-zero without a traceback. ``--json`` prints machine-readable output.
+non-zero without a traceback; under ``--json`` the error is one JSON object on
+stderr (``{"error": ..., "type": ..., "source": ...}``). Exit codes: 0 success,
+1 error, 2 usage, 3 an ingest that skipped failed sources (``on_error =
+"skip"``; 0 with ``--allow-failures``), 130 interrupted.
+
+Path arguments resolve against the working directory (paths inside the TOML
+against the TOML's folder). Without a ``[store]`` the CLI uses a DuckDB file
+``.ragloom/ragloom.duckdb`` beside the config (ragloom-duckdb installed), or
+refuses: a memory store would forget everything when the command exits.
 """
 
 from __future__ import annotations
@@ -9,21 +17,28 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import sys
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+import attrs
 
 from ragloom.errors import RagloomError
 
 DEFAULT_CONFIG = "ragloom.toml"
 EXIT_ERROR = 1
 EXIT_USAGE = 2
+EXIT_FAILURES = 3
+DEFAULT_STORE_PATH = ".ragloom/ragloom.duckdb"
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-c", "--config", default=argparse.SUPPRESS, help=f"pipeline TOML file (default: {DEFAULT_CONFIG})")
     parser.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print JSON")
+    parser.add_argument("--namespace", default=argparse.SUPPRESS, help="namespace to use instead of the config's")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -31,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ragloom", description="Declarative retrieval-augmented generation pipelines.")
     parser.add_argument("-c", "--config", default=DEFAULT_CONFIG, help=f"pipeline TOML file (default: {DEFAULT_CONFIG})")
     parser.add_argument("--json", action="store_true", default=False, help="print JSON")
+    parser.add_argument("--namespace", default=None, help="namespace to use instead of the config's")
     parser.add_argument("--version", action="store_true", help="print the version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
@@ -40,6 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument("--loader", help="force this loader for the given sources")
     ingest.add_argument("--tag", action="append", default=[], dest="tags", help="tag every document (repeatable)")
     ingest.add_argument("--progress", choices=("auto", "always", "never"), default="auto", help="progress bar (default: on a terminal)")
+    ingest.add_argument("--allow-failures", action="store_true", help=f"exit 0 even when sources failed (default: exit {EXIT_FAILURES})")
 
     query = sub.add_parser("query", help="answer a query with ranked chunks and their sources")
     _common(query)
@@ -49,9 +66,12 @@ def build_parser() -> argparse.ArgumentParser:
     query.add_argument("--filter", help='metadata filter as JSON, e.g. \'{"category": "support"}\'')
     query.add_argument("-n", "--top-n", type=int, help="results kept after reranking")
 
-    remove = sub.add_parser("remove", help="remove a source and its chunks")
+    remove = sub.add_parser("remove", help="remove sources (a directory: every source under it) and their chunks")
     _common(remove)
     remove.add_argument("sources", nargs="+", metavar="PATH_OR_URL")
+
+    sources = sub.add_parser("sources", help="list the stored sources with their chunk counts")
+    _common(sources)
 
     stats = sub.add_parser("stats", help="what the store holds for this pipeline")
     _common(stats)
@@ -73,51 +93,70 @@ def _print_json(data: Any) -> None:
 
 
 def _display_path(source: str) -> str:
-    try:
-        return os.path.relpath(source) if os.path.isabs(source) else source
-    except ValueError:  # different drive on Windows
+    """A stored source as the user can paste it back (``remove``): relative when it is a path, shell-quoted."""
+    text = source
+    if os.path.isabs(source):
+        try:
+            text = os.path.relpath(source)
+        except ValueError:  # different drive on Windows
+            text = source
+    return shlex.quote(text)
+
+
+def _cli_source(source: str) -> str:
+    """A source given on the command line: URLs as they are, paths against the working directory."""
+    from ragloom.loaders.base import is_url
+
+    if is_url(source) or source.startswith("file://"):
         return source
+    return os.path.abspath(os.path.expanduser(source))
 
 
 def _load_pipeline(args: argparse.Namespace) -> Any:
+    from ragloom.config import PipelineConfig, parse_component, tomllib
     from ragloom.pipeline import Pipeline
+    from ragloom.plugins import Registry
 
-    return Pipeline.from_toml(args.config)
-
-
-def _progress_wanted(args: argparse.Namespace) -> bool:
-    if args.json or args.progress == "never":
-        return False
-    return args.progress == "always" or sys.stderr.isatty()
+    registry = Registry()
+    config = PipelineConfig.from_toml(args.config, registry=registry)
+    if args.namespace is not None:
+        if not args.namespace:
+            raise RagloomError("--namespace must not be empty")
+        config = attrs.evolve(config, namespace=args.namespace)
+    if "store" not in tomllib.loads(Path(args.config).read_text(encoding="utf-8")):
+        if "duckdb" not in registry.names("store"):
+            raise RagloomError(
+                f"{args.config} has no [store], and the CLI needs a persistent one (each command is a new process): "
+                'install ragloom-duckdb (pip install -e plugins/duckdb) or declare [store] with a type, e.g. type = "duckdb"'
+            )
+        store = parse_component("store", {"type": "duckdb", "path": DEFAULT_STORE_PATH}, registry, path="$.store")
+        config = attrs.evolve(config, store=store)
+    return Pipeline.from_config(config, registry=registry)
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
     """``ragloom ingest [PATH_OR_URL ...]``."""
+    from ragloom.cliprogress import progress_display, progress_wanted
+
     pipeline = _load_pipeline(args)
     with pipeline:
-        source = args.sources or None
-        if _progress_wanted(args):
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-            with Progress(
-                TextColumn("[bold]ingest"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                TextColumn("{task.description}"), transient=True, console=_stderr_console(force=args.progress == "always"),
-            ) as bar:
-                task = bar.add_task("", total=None)
-
-                def on_progress(step: Any) -> None:
-                    bar.update(task, total=step.total or None, completed=step.done, description=_display_path(step.source))
-
+        source = [_cli_source(s) for s in args.sources] or None
+        if pipeline.config.store.type == "memory" and not args.json:
+            print("ragloom: warning: the memory store forgets everything when this command exits", file=sys.stderr)
+        if progress_wanted(args.progress, json_output=args.json):
+            with progress_display(_display_path) as on_progress:
                 result = pipeline.ingest(source, loader=args.loader, tags=args.tags, progress=on_progress)
         else:
             result = pipeline.ingest(source, loader=args.loader, tags=args.tags)
+    status = EXIT_FAILURES if result.failed and not args.allow_failures else 0
     if args.json:
         _print_json(result.to_dict())
-        return 0
+        return status
     print(
         f"ingested {result.documents} documents from {result.sources} sources: "
         f"{result.chunks} chunks written, {result.unchanged} documents unchanged, "
-        f"{result.removed} chunks removed"
+        + (f"{result.updated} documents with new metadata or tags (nothing embedded), " if result.updated else "")
+        + f"{result.removed} chunks removed"
     )
     for removed in result.removed_sources:
         print(f"removed source (no longer present): {_display_path(removed)}")
@@ -125,13 +164,9 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         print(f"skipped (no loader for this file type): {_display_path(skipped)}")
     for failure in result.failed:
         print(f"failed: {_display_path(failure.source)}: {failure.reason}")
-    return 0
-
-
-def _stderr_console(*, force: bool = False) -> Any:
-    from rich.console import Console
-
-    return Console(stderr=True, force_terminal=True if force else None)
+    if status:
+        print(f"ragloom: {len(result.failed)} sources failed (exit {EXIT_FAILURES}; --allow-failures to exit 0)", file=sys.stderr)
+    return status
 
 
 def cmd_query(args: argparse.Namespace) -> int:
@@ -144,18 +179,27 @@ def cmd_query(args: argparse.Namespace) -> int:
             filter_spec = json.loads(args.filter)
         except json.JSONDecodeError as exc:
             raise RagloomError(f"--filter is not valid JSON: {exc.msg} at column {exc.colno}") from None
+        except RecursionError:
+            raise RagloomError("--filter is nested too deeply") from None
+        except ValueError as exc:  # e.g. an integer over 4,300 digits
+            raise RagloomError(f"--filter is not valid JSON: {exc}") from None
     pipeline = _load_pipeline(args)
     with pipeline:
-        results = pipeline.query(args.text, top_k=args.top_k, threshold=args.threshold, filter=filter_spec, top_n=args.top_n)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # explain_empty says the same in one line
+            results = pipeline.query(args.text, top_k=args.top_k, threshold=args.threshold, filter=filter_spec, top_n=args.top_n)
+            hint = pipeline.explain_empty(args.text, threshold=args.threshold, filter=filter_spec) if not results else None
     if args.json:
-        _print_json({"query": args.text, "results": list(iter_results_as_dicts(results))})
+        _print_json({"query": args.text, "results": list(iter_results_as_dicts(results)), **({"hint": hint} if hint else {})})
         return 0
     if not results:
-        print("no results (is anything ingested? run `ragloom ingest`)")
+        print(f"no results: {hint}")
         return 0
     for rank, result in enumerate(results, start=1):
         title = result.metadata.get("title")
         header = f"{rank}. [{result.score:.3f}] {_display_path(result.source)} [{result.span[0]}:{result.span[1]}]"
+        if result.locator:
+            header += f" ({result.locator})"
         print(header + (f" — {title}" if title else ""))
         snippet = " ".join(result.text.split())
         print(f"   {snippet[:240]}{'…' if len(snippet) > 240 else ''}")
@@ -163,17 +207,39 @@ def cmd_query(args: argparse.Namespace) -> int:
 
 
 def cmd_remove(args: argparse.Namespace) -> int:
-    """``ragloom remove PATH_OR_URL ...``."""
+    """``ragloom remove PATH_OR_URL ...``: a directory removes every source under it."""
     pipeline = _load_pipeline(args)
-    removed = {}
+    removed: dict[str, int] = {}
+    not_stored: list[str] = []
     with pipeline:
-        for source in args.sources:
-            removed[source] = pipeline.remove_source(source)
+        for given in args.sources:
+            # a path against the working directory; else a source stored as typed (an id such as ticket:42)
+            matched = pipeline.match_sources(_cli_source(given)) or ([given] if given in pipeline.sources() else [])
+            if not matched:
+                not_stored.append(given)
+            removed.update(pipeline.remove_sources(matched))
+    status = EXIT_ERROR if not_stored else 0
     if args.json:
-        _print_json({"removed": removed})
-    else:
-        for source, count in removed.items():
-            print(f"removed {count} chunks of {source}" if count else f"nothing stored for {source}")
+        _print_json({"removed": removed, "not_stored": not_stored})
+        return status
+    for source, count in removed.items():
+        print(f"removed {count} chunks of {_display_path(source)}")
+    for given in not_stored:
+        print(f"ragloom: error: nothing stored for {given} in namespace {pipeline.namespace!r} (see `ragloom sources`)", file=sys.stderr)
+    return status
+
+
+def cmd_sources(args: argparse.Namespace) -> int:
+    """``ragloom sources``: stored sources with their chunk counts."""
+    pipeline = _load_pipeline(args)
+    with pipeline:
+        counts = pipeline.source_counts()
+    if args.json:
+        _print_json([{"source": source, "chunks": chunks} for source, chunks in counts.items()])
+        return 0
+    for source, chunks in counts.items():
+        print(f"{chunks if chunks is not None else '?':>7}  {_display_path(source)}")
+    print(f"{len(counts)} sources in namespace {pipeline.namespace!r}")
     return 0
 
 
@@ -220,11 +286,30 @@ def cmd_plugins(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = {"ingest": cmd_ingest, "query": cmd_query, "remove": cmd_remove, "stats": cmd_stats, "plugins": cmd_plugins}
+COMMANDS = {
+    "ingest": cmd_ingest,
+    "query": cmd_query,
+    "remove": cmd_remove,
+    "sources": cmd_sources,
+    "stats": cmd_stats,
+    "plugins": cmd_plugins,
+}
+
+
+def _print_error(exc: RagloomError, *, as_json: bool) -> None:
+    message = " ".join(str(exc).split("\n"))
+    if as_json:
+        error = {"error": message, "type": type(exc).__name__, "source": getattr(exc, "source", None)}
+        print(json.dumps(error, ensure_ascii=False), file=sys.stderr)
+    else:
+        print(f"ragloom: error: {message}", file=sys.stderr)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``ragloom`` command."""
+    for stream in (sys.stdout, sys.stderr):  # a file name that is not UTF-8 prints escaped, not as a crash
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.version:
@@ -239,16 +324,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command != "plugins" and args.command in COMMANDS and not Path(args.config).exists():
             raise RagloomError(f"config file not found: {args.config} (pass -c/--config PATH)")
+        if handler is None:  # pragma: no cover - argparse requires a command
+            parser.print_help()
+            return EXIT_USAGE
         return int(handler(args) or 0)
     except RagloomError as exc:
-        message = " ".join(str(exc).split("\n"))
-        print(f"ragloom: error: {message}", file=sys.stderr)
+        _print_error(exc, as_json=args.json)
         return EXIT_ERROR
     except KeyboardInterrupt:
         print("ragloom: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:  # output piped into `head`
         return 0
+    except OSError as exc:  # the machine refused (disk full, permissions): one line, not a traceback
+        print(f"ragloom: error: {exc.strerror or exc}{f': {exc.filename}' if exc.filename else ''}", file=sys.stderr)
+        return EXIT_ERROR
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -9,228 +9,36 @@ classes, so TOML and Python cannot drift.
 
 from __future__ import annotations
 
-import difflib
 import os
 import sys
-import types
-import typing
 from pathlib import Path
 from typing import Any, Literal
 
 import attrs
-import cattrs
-from cattrs.errors import (
-    BaseValidationError,
-    ClassValidationError,
-    ForbiddenExtraKeysError,
-    IterableValidationError,
-)
 
-from ragloom.errors import ConfigError
+from ragloom.errors import ConfigError, short_repr
+from ragloom.plugins import ComponentSpec, Registry
+from ragloom.structuring import Secret, converter, did_you_mean, structure_options
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on 3.10
     import tomli as tomllib
 
-if typing.TYPE_CHECKING:
-    from ragloom.plugins import Registry
-
-_MISSING = object()
-_UNION_ORIGINS = (typing.Union, getattr(types, "UnionType", typing.Union))  # X | Y is types.UnionType on 3.10+
-
-
-# --------------------------------------------------------------------------- secrets
-
-
-@attrs.frozen(repr=False)
-class Secret:
-    """A reference to an environment variable holding a secret: ``{ env = "NAME" }``.
-
-    The value is read only by :meth:`get` (when the component is built) and is
-    never shown in a repr, a log or an error.
-    """
-
-    env: str
-
-    def get(self) -> str:
-        """The secret's value; ConfigError when the variable is unset or empty."""
-        value = os.environ.get(self.env)
-        if not value:
-            raise ConfigError(f"environment variable {self.env} is not set (it holds a secret this pipeline needs)")
-        return value
-
-    def __repr__(self) -> str:
-        return f"Secret(env={self.env!r}, value=***)"
-
-    __str__ = __repr__
-
-
-def _structure_secret(value: Any, _type: Any) -> Secret:
-    if isinstance(value, Secret):
-        return value
-    if isinstance(value, dict) and set(value) == {"env"} and isinstance(value["env"], str) and value["env"]:
-        return Secret(value["env"])
-    if isinstance(value, str):
-        raise ValueError('secrets are never written in config; use a reference: { env = "NAME_OF_VARIABLE" }')
-    raise ValueError('expected a secret reference { env = "NAME_OF_VARIABLE" }')
-
-
-# --------------------------------------------------------------------------- converter
-
-
-def _strict(kind: type) -> Any:
-    def structure(value: Any, _type: Any) -> Any:
-        if kind is float and isinstance(value, int) and not isinstance(value, bool):
-            return float(value)
-        if isinstance(value, bool) and kind is not bool:
-            raise TypeError(f"expected {_type_name(kind)}")
-        if not isinstance(value, kind):
-            raise TypeError(f"expected {_type_name(kind)}")
-        return value
-
-    return structure
-
-
-def _make_converter() -> cattrs.Converter:
-    converter = cattrs.Converter(forbid_extra_keys=True, detailed_validation=True)
-    for kind in (int, float, str, bool):
-        converter.register_structure_hook(kind, _strict(kind))
-    converter.register_structure_hook(Secret, _structure_secret)
-    converter.register_structure_hook(Path, lambda v, _t: Path(_strict(str)(v, str)))
-    converter.register_structure_hook_func(lambda tp: tp is Any, lambda v, _t: v)
-    return converter
-
-
-converter = _make_converter()
-
-
-# --------------------------------------------------------------------------- messages
-
-
-def did_you_mean(word: str, candidates: list[str] | tuple[str, ...]) -> str:
-    """``"; did you mean 'size'?"`` or an empty string."""
-    close = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
-    return f"; did you mean {close[0]!r}?" if close else ""
-
-
-def _type_name(tp: Any) -> str:
-    origin = typing.get_origin(tp)
-    if origin is Literal:
-        return "one of " + ", ".join(repr(a) for a in typing.get_args(tp))
-    if origin in _UNION_ORIGINS:
-        args = [a for a in typing.get_args(tp) if a is not type(None)]
-        return " or ".join(_type_name(a) for a in args)
-    if origin in (list, tuple, typing.Sequence, set, frozenset):
-        args = typing.get_args(tp)
-        plural = {str: "strings", int: "integers", float: "numbers", bool: "booleans"}
-        return f"a list of {plural.get(args[0], _type_name(args[0]))}" if args else "a list"
-    if origin is dict:
-        return "a table"
-    names = {int: "an integer", float: "a number", str: "a string", bool: "true or false", Path: "a path", Secret: "a secret reference { env = ... }"}
-    if tp in names:
-        return names[tp]
-    if attrs.has(tp):
-        return "a table"
-    return getattr(tp, "__name__", str(tp))
-
-
-def _describe(exc: BaseException, value: Any, path: str, expected: Any, lines: list[str]) -> None:
-    if isinstance(exc, ClassValidationError):
-        with_notes, without = exc.group_exceptions()
-        for inner, note in with_notes:
-            sub = value.get(note.name, _MISSING) if isinstance(value, dict) else _MISSING
-            _describe(inner, sub, f"{path}.{note.name}", note.type, lines)
-        for inner in without:
-            if isinstance(inner, (ValueError, TypeError)) and not isinstance(inner, BaseValidationError):
-                lines.append(f"{inner} @ {path}")  # an attrs validator of the class itself
-            else:
-                _describe(inner, value, path, expected, lines)
-    elif isinstance(exc, IterableValidationError):
-        with_notes, without = exc.group_exceptions()
-        for inner, note in with_notes:
-            try:
-                sub = value[note.index]
-            except (TypeError, KeyError, IndexError):
-                sub = _MISSING
-            _describe(inner, sub, f"{path}[{note.index}]", note.type, lines)
-        for inner in without:
-            _describe(inner, value, path, expected, lines)
-    elif isinstance(exc, ForbiddenExtraKeysError):
-        allowed = [field.name for field in attrs.fields(exc.cl)]
-        for key in sorted(exc.extra_fields):
-            allowed_text = ", ".join(allowed) if allowed else "none"
-            lines.append(f"unknown key {key!r} @ {path}{did_you_mean(key, allowed)} (allowed: {allowed_text})")
-    elif isinstance(exc, BaseValidationError):
-        for inner in exc.exceptions:
-            _describe(inner, value, path, expected, lines)
-    elif isinstance(exc, KeyError) and value is _MISSING:
-        lines.append(f"missing required key @ {path}" + (f" (expected {_type_name(expected)})" if expected is not None else ""))
-    else:
-        message = str(exc).strip("'\"") if isinstance(exc, KeyError) else str(exc)
-        if typing.get_origin(expected) is Literal:
-            message = ""
-        shown = "" if value is _MISSING else f"invalid value {value!r} @ {path}: "
-        if not shown:
-            shown = f"invalid @ {path}: "
-        if expected is not None and not message.startswith("expected"):
-            message = f"{message}; expected {_type_name(expected)}" if message else f"expected {_type_name(expected)}"
-        lines.append(shown + (message or f"expected {_type_name(expected)}"))
-
-
-def _is_sequence_type(tp: Any) -> bool:
-    origin = typing.get_origin(tp)
-    if origin in _UNION_ORIGINS:
-        return any(_is_sequence_type(arg) for arg in typing.get_args(tp) if arg is not type(None))
-    return origin in (list, tuple, typing.Sequence, set, frozenset) or tp in (list, tuple)
-
-
-def _refuse_strings_for_lists(config_cls: type | None, options: dict[str, Any], path: str) -> None:
-    """A string where a list is expected would be split into characters by cattrs: refuse it."""
-    if config_cls is None or not attrs.has(config_cls):
-        return
-    try:
-        hints = typing.get_type_hints(config_cls)
-    except Exception:  # noqa: BLE001 - unresolvable annotations: leave it to cattrs
-        return
-    problems = [
-        f"invalid value {options[field.name]!r} @ {path}.{field.name}: expected {_type_name(hints[field.name])}"
-        for field in attrs.fields(config_cls)
-        if field.name in options and isinstance(options[field.name], str) and field.name in hints and _is_sequence_type(hints[field.name])
-    ]
-    if problems:
-        raise ConfigError("; ".join(problems), lines=problems)
-
-
-def structure_options(config_cls: type | None, options: dict[str, Any], *, path: str) -> Any:
-    """Validate a component's options into its config class (``None``: no options allowed)."""
-    if not isinstance(options, dict):
-        raise ConfigError(f"invalid value {options!r} @ {path}: expected a table")
-    _refuse_strings_for_lists(config_cls, options, path)
-    if config_cls is None:
-        if options:
-            keys = ", ".join(sorted(options))
-            raise ConfigError(f"unknown key(s) {keys} @ {path}: this component takes no options")
-        return None
-    try:
-        return converter.structure(options, config_cls)
-    except BaseValidationError as exc:
-        lines: list[str] = []
-        _describe(exc, options, path, config_cls, lines)
-        raise ConfigError("; ".join(lines), lines=lines) from None
-    except (ValueError, TypeError) as exc:  # attrs validators run in __init__
-        raise ConfigError(f"{exc} @ {path}") from None
+__all__ = [
+    "ComponentSpec",
+    "IngestConfig",
+    "PipelineConfig",
+    "Secret",
+    "SourceConfig",
+    "converter",
+    "did_you_mean",
+    "structure_options",
+    "tomllib",
+]
 
 
 # --------------------------------------------------------------------------- pipeline config
-
-
-@attrs.frozen(kw_only=True)
-class ComponentSpec:
-    """A component chosen by registered name, with its validated config object."""
-
-    type: str
-    config: Any = None
 
 
 @attrs.frozen(kw_only=True)
@@ -259,6 +67,7 @@ class IngestConfig:
     """``[ingest]``: how ingestion runs."""
 
     batch_size: int = attrs.field(default=256, validator=attrs.validators.gt(0))
+    commit_every: int = attrs.field(default=500, validator=attrs.validators.gt(0))
     on_error: Literal["fail", "skip"] = "fail"
     remove_missing: bool = True
 
@@ -268,6 +77,7 @@ DEFAULT_TYPES = {
     "embedder": "hash",
     "store": "memory",
     "retriever": "similarity",
+    "llm": "openai",
 }
 TOP_LEVEL_KEYS = ("namespace", "sources", "loaders", "chunker", "embedder", "store", "retriever", "reranker", "llm", "ingest")
 
@@ -284,7 +94,7 @@ class PipelineConfig:
     store: ComponentSpec = attrs.field(factory=lambda: ComponentSpec(type="memory"))
     retriever: ComponentSpec = attrs.field(factory=lambda: ComponentSpec(type="similarity"))
     reranker: ComponentSpec | None = None
-    llm: Any = None
+    llm: ComponentSpec | None = None
     ingest: IngestConfig = attrs.field(factory=IngestConfig)
     base_dir: Path = attrs.field(factory=Path.cwd)
     file: str | None = None
@@ -305,6 +115,8 @@ class PipelineConfig:
             raise ConfigError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", file=str(file)) from None
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"invalid TOML: {exc}", file=str(file)) from None
+        except RecursionError:
+            raise ConfigError("invalid TOML: arrays or tables nested too deeply", file=str(file)) from None
         return cls.from_dict(data, registry=registry, base_dir=file.resolve().parent, file=str(file))
 
     @classmethod
@@ -317,8 +129,6 @@ class PipelineConfig:
         file: str | None = None,
     ) -> PipelineConfig:
         """Validate a parsed TOML document (or an equivalent dict)."""
-        from ragloom.plugins import Registry
-
         registry = registry or Registry()
         try:
             return cls._from_dict(data, registry, Path(base_dir) if base_dir else Path.cwd(), file)
@@ -330,7 +140,7 @@ class PipelineConfig:
     @classmethod
     def _from_dict(cls, data: dict[str, Any], registry: Registry, base_dir: Path, file: str | None) -> PipelineConfig:
         if not isinstance(data, dict):
-            raise ConfigError(f"invalid value {data!r} @ $: expected a table")
+            raise ConfigError(f"invalid value {short_repr(data)} @ $: expected a table")
         problems: list[str] = []
         for key in data:
             if key not in TOP_LEVEL_KEYS:
@@ -350,10 +160,9 @@ class PipelineConfig:
         section("namespace", lambda v: structure_options(_Namespace, {"namespace": v}, path="$").namespace)
         section("sources", lambda v: _parse_sources(v, registry))
         section("loaders", lambda v: parse_loader_options(v, registry))
-        for stage in ("chunker", "embedder", "store", "retriever", "reranker"):
+        for stage in ("chunker", "embedder", "store", "retriever", "reranker", "llm"):
             section(stage, lambda v, stage=stage: parse_component(stage, v, registry, path=f"$.{stage}"))
         section("ingest", lambda v: structure_options(IngestConfig, v, path="$.ingest"))
-        section("llm", parse_llm)
         if problems:
             raise ConfigError("; ".join(problems), lines=problems)
         return cls(**kwargs)
@@ -361,7 +170,7 @@ class PipelineConfig:
 
 def _parse_sources(sources: Any, registry: Registry) -> tuple[SourceConfig, ...]:
     if not isinstance(sources, list):
-        raise ConfigError(f"invalid value {sources!r} @ $.sources: expected an array of tables [[sources]]")
+        raise ConfigError(f"invalid value {short_repr(sources)} @ $.sources: expected an array of tables [[sources]]")
     parsed = []
     for i, item in enumerate(sources):
         source = structure_options(SourceConfig, item, path=f"$.sources[{i}]")
@@ -383,30 +192,21 @@ def parse_component(stage: str, table: Any, registry: Registry, *, path: str) ->
     if isinstance(table, str):
         table = {"type": table}
     if not isinstance(table, dict):
-        raise ConfigError(f"invalid value {table!r} @ {path}: expected a table with 'type'")
+        raise ConfigError(f"invalid value {short_repr(table)} @ {path}: expected a table with 'type'")
     options = dict(table)
     name = options.pop("type", DEFAULT_TYPES.get(stage))
     if name is None:
         raise ConfigError(f"missing required key @ {path}.type (installed: {', '.join(registry.names(stage))})")
     if not isinstance(name, str):
-        raise ConfigError(f"invalid value {name!r} @ {path}.type: expected a string")
-    registry.get(stage, name, path=f"{path}.type")
-    return ComponentSpec(type=name, config=registry.structure_config(stage, name, options, path=path))
+        raise ConfigError(f"invalid value {short_repr(name)} @ {path}.type: expected a string")
+    return registry.configure(stage, name, options, path=path)
 
 
 def parse_loader_options(table: Any, registry: Registry) -> dict[str, Any]:
     """``[loaders.<name>]`` tables -> {name: validated config}."""
     if not isinstance(table, dict):
-        raise ConfigError(f"invalid value {table!r} @ $.loaders: expected a table of loader tables")
+        raise ConfigError(f"invalid value {short_repr(table)} @ $.loaders: expected a table of loader tables")
     out: dict[str, Any] = {}
     for name, options in table.items():
-        registry.get("loader", name, path=f"$.loaders.{name}")
-        out[name] = registry.structure_config("loader", name, options, path=f"$.loaders.{name}")
+        out[name] = registry.configure("loader", name, options, path=f"$.loaders.{name}", name_path=f"$.loaders.{name}").config
     return out
-
-
-def parse_llm(table: Any) -> Any:
-    """``[llm]`` -> the LLM client config (see ragloom.llm)."""
-    from ragloom.llm import LLMConfig
-
-    return structure_options(LLMConfig, table, path="$.llm")

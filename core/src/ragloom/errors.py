@@ -11,11 +11,9 @@
     │       ├── BlockedAddressError      SSRF protection refused the address
     │       ├── RobotsDisallowedError    robots.txt forbids the URL
     │       └── ResponseTooLargeError    decoded body over the limit
-    ├── ChunkerError
     ├── EmbeddingError
     ├── StoreError
     │   └── DimensionMismatchError       store vectors and embedder differ in dimension
-    ├── RetrievalError
     ├── RerankError                      carries .raw_response and the cause
     └── LLMError                         an LLM call failed; carries .status_code
 
@@ -25,7 +23,19 @@ Backend exceptions are converted at the boundary and chained
 
 from __future__ import annotations
 
+import reprlib
 from typing import Any
+
+_SHORT = reprlib.Repr()
+_SHORT.maxstring = _SHORT.maxother = 80
+
+
+def short_repr(value: Any) -> str:
+    """A bounded repr for error messages: deep nesting, huge containers and 5,000-digit ints cannot break it."""
+    try:
+        return _SHORT.repr(value)
+    except (ValueError, RecursionError):
+        return f"<{type(value).__name__} too large to show>"
 
 
 class RagloomError(Exception):
@@ -86,10 +96,6 @@ class ResponseTooLargeError(WebLoaderError):
     """The decoded response body exceeds the configured limit."""
 
 
-class ChunkerError(RagloomError):
-    """A chunker could not split a document."""
-
-
 class EmbeddingError(RagloomError):
     """An embedder failed or returned unusable vectors."""
 
@@ -111,12 +117,8 @@ class DimensionMismatchError(StoreError):
         super().__init__(
             f"{where} holds vectors of dimension {store_dim}, but the embedder makes "
             f"dimension {embedder_dim}; use the embedder the store was built with, "
-            "or a new store path / namespace"
+            "or a new store (another [store] path: one store holds vectors of one dimension in all its namespaces)"
         )
-
-
-class RetrievalError(RagloomError):
-    """A retriever failed."""
 
 
 class RerankError(RagloomError):

@@ -20,12 +20,16 @@ import os
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from ragloom.errors import ConfigError, RagloomError
 from ragloom.types import Document
+
+if TYPE_CHECKING:  # the pipeline is imported when an evaluation runs
+    from ragloom.pipeline import Pipeline
+    from ragloom.protocols import Retriever
 
 DEFAULT_METRICS = ("ndcg@10", "recall@10", "recall@100", "mrr@10")
 _METRIC_NAMES = {"ndcg": "nDCG", "recall": "Recall", "mrr": "MRR"}
@@ -267,7 +271,7 @@ def _pipeline_for(pipeline_or_config: Any, dataset: BeirDataset) -> tuple[Any, b
     return Pipeline.from_config(config), True
 
 
-def _retriever(pipeline: Any, name: str | None) -> tuple[str, Any]:
+def _retriever(pipeline: Pipeline, name: str | None) -> tuple[str, Retriever]:
     configured = pipeline.config.retriever.type
     if name is None or name == configured:
         return configured, pipeline.retriever
@@ -328,7 +332,8 @@ def evaluate(
             "retrievers": {},
         }
         every_query: dict[str, dict[str, dict[str, float]]] = {}
-        for requested in list(retrievers or [None]):
+        requested_names: list[str | None] = list(retrievers) if retrievers else [None]
+        for requested in requested_names:
             name, retriever = _retriever(pipeline, requested)
             rankings: dict[str, list[str]] = {}
             started = time.perf_counter()
@@ -397,8 +402,15 @@ def cmd_eval(args: argparse.Namespace) -> int:
         if config_path != "ragloom.toml":
             raise RagloomError(f"config file not found: {config_path} (pass -c/--config PATH)")
         config_path = None  # no ragloom.toml here: evaluate the default pipeline
+    config: Any = config_path
+    namespace = getattr(args, "namespace", None)
+    if namespace:
+        from ragloom.config import PipelineConfig
+
+        base = PipelineConfig.from_toml(config_path) if config_path else PipelineConfig()
+        config = attrs.evolve(base, namespace=namespace)
     report = evaluate(
-        config_path, args.dataset, split=args.split, retrievers=args.retrievers or None, per_query=args.per_query
+        config, args.dataset, split=args.split, retrievers=args.retrievers or None, per_query=args.per_query
     )
     if getattr(args, "json", False):
         print(json.dumps(report, indent=2))
@@ -427,5 +439,6 @@ def add_eval_command(subparsers: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument("-c", "--config", default=argparse.SUPPRESS, help="pipeline TOML file (default: ragloom.toml, else built-in defaults)")
     parser.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print JSON")
+    parser.add_argument("--namespace", default=argparse.SUPPRESS, help="namespace prefix instead of the config's (<namespace>-eval-<dataset>)")
     parser.set_defaults(handler=cmd_eval)
     return parser

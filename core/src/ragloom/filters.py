@@ -21,12 +21,12 @@ Booleans are not numbers.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any, Union
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, Generic, TypeVar, Union
 
 import attrs
 
-from ragloom.errors import FilterError
+from ragloom.errors import FilterError, short_repr
 
 RESERVED_KEYS = ("source", "document_id", "tags")
 COMPARISONS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte")
@@ -35,7 +35,10 @@ OPERATORS = COMPARISONS + MEMBERSHIP + ("$exists",)
 LOGICAL = ("$and", "$or")
 ORDERING = ("$gt", "$gte", "$lt", "$lte")
 
-Scalar = Union[str, int, float, bool]
+#: Deepest nesting of ``$and`` / ``$or`` a filter may have (hostile input must not exhaust the stack).
+MAX_DEPTH = 32
+
+_show = short_repr
 
 
 @attrs.frozen
@@ -76,17 +79,17 @@ def _is_scalar(value: Any) -> bool:
 def _check_value(key: str, op: str, value: Any, where: str) -> Any:
     if op == "$exists":
         if not isinstance(value, bool):
-            raise FilterError(f"{where}: $exists takes true or false, got {value!r}")
+            raise FilterError(f"{where}: $exists takes true or false, got {_show(value)}")
         return value
     if op in MEMBERSHIP:
         if not isinstance(value, (list, tuple)) or not value:
-            raise FilterError(f"{where}: {op} takes a non-empty list of values, got {value!r}")
+            raise FilterError(f"{where}: {op} takes a non-empty list of values, got {_show(value)}")
         for item in value:
             if not _is_scalar(item):
-                raise FilterError(f"{where}: {op} values must be strings, numbers or booleans, got {item!r}")
+                raise FilterError(f"{where}: {op} values must be strings, numbers or booleans, got {_show(item)}")
         return tuple(value)
     if not _is_scalar(value):
-        raise FilterError(f"{where}: {op} takes a string, number or boolean, got {value!r}")
+        raise FilterError(f"{where}: {op} takes a string, number or boolean, got {_show(value)}")
     if op in ORDERING:
         if isinstance(value, bool):
             raise FilterError(f"{where}: {op} takes a number or string, got a boolean")
@@ -97,7 +100,7 @@ def _check_value(key: str, op: str, value: Any, where: str) -> Any:
 
 def _parse_key(key: str, spec: Any, where: str) -> FilterNode:
     if not isinstance(key, str) or not key.strip():
-        raise FilterError(f"{where}: filter keys must be non-empty strings, got {key!r}")
+        raise FilterError(f"{where}: filter keys must be non-empty strings, got {_show(key)}")
     if isinstance(spec, Mapping):
         if not spec:
             raise FilterError(f"{where}.{key}: empty operator table")
@@ -108,26 +111,28 @@ def _parse_key(key: str, spec: Any, where: str) -> FilterNode:
                 if isinstance(op, str) and not op.startswith("$"):
                     hint = " (nested metadata is not filterable; use a flat key)"
                 raise FilterError(
-                    f"{where}.{key}: unknown operator {op!r}{hint}; known: {', '.join(OPERATORS)}"
+                    f"{where}.{key}: unknown operator {_show(op)}{hint}; known: {', '.join(OPERATORS)}"
                 )
             conditions.append(Condition(key, op, _check_value(key, op, value, f"{where}.{key}")))
         return conditions[0] if len(conditions) == 1 else And(tuple(conditions))
     return Condition(key, "$eq", _check_value(key, "$eq", spec, f"{where}.{key}"))
 
 
-def _parse(spec: Any, where: str) -> FilterNode:
+def _parse(spec: Any, where: str, depth: int = 0) -> FilterNode:
+    if depth > MAX_DEPTH:
+        raise FilterError(f"filter: nested deeper than {MAX_DEPTH} levels")
     if not isinstance(spec, Mapping):
-        raise FilterError(f"{where}: a filter is a table / dict, got {spec!r}")
+        raise FilterError(f"{where}: a filter is a table / dict, got {_show(spec)}")
     if not spec:
         raise FilterError(f"{where}: empty filter")
     nodes: list[FilterNode] = []
     for key, value in spec.items():
         if isinstance(key, str) and key.startswith("$"):
             if key not in LOGICAL:
-                raise FilterError(f"{where}: unknown operator {key!r} at this level; use $and or $or, or put it under a key")
+                raise FilterError(f"{where}: unknown operator {_show(key)} at this level; use $and or $or, or put it under a key")
             if not isinstance(value, (list, tuple)) or not value:
                 raise FilterError(f"{where}.{key}: takes a non-empty list of filters")
-            items = tuple(_parse(item, f"{where}.{key}[{i}]") for i, item in enumerate(value))
+            items = tuple(_parse(item, f"{where}.{key}[{i}]", depth + 1) for i, item in enumerate(value))
             nodes.append(And(items) if key == "$and" else Or(items))
         else:
             nodes.append(_parse_key(key, value, where))
@@ -233,7 +238,7 @@ def compile_predicate(node: FilterNode | None) -> Callable[..., bool]:
     return predicate
 
 
-def walk(node: FilterNode | None):  # type: ignore[no-untyped-def]
+def walk(node: FilterNode | None) -> Iterator[Condition]:
     """Every Condition in the tree (stores use it to reject unsupported operators)."""
     if node is None:
         return
@@ -242,3 +247,44 @@ def walk(node: FilterNode | None):  # type: ignore[no-untyped-def]
     else:
         for item in node.items:
             yield from walk(item)
+
+
+T = TypeVar("T")
+
+
+class FilterVisitor(Generic[T]):
+    """Translate a parsed filter tree bottom-up (into SQL, a query DSL, a predicate …).
+
+    Subclass it and implement the three ``visit_*`` methods; :meth:`visit`
+    walks the tree in order (children first, left to right), so parameters a
+    translation binds come out in the order of the text it builds::
+
+        class ToText(FilterVisitor[str]):
+            def visit_condition(self, node): return f"{node.key} {node.op} {node.value!r}"
+            def visit_and(self, node, items): return "(" + " AND ".join(items) + ")"
+            def visit_or(self, node, items): return "(" + " OR ".join(items) + ")"
+
+    A condition the target cannot express should raise :class:`ragloom.errors.FilterError`.
+    """
+
+    def visit(self, node: FilterNode) -> T:
+        """The translation of ``node``."""
+        if isinstance(node, And):
+            return self.visit_and(node, [self.visit(item) for item in node.items])
+        if isinstance(node, Or):
+            return self.visit_or(node, [self.visit(item) for item in node.items])
+        if isinstance(node, Condition):
+            return self.visit_condition(node)
+        raise FilterError(f"not a parsed filter: {_show(node)}")
+
+    def visit_condition(self, node: Condition) -> T:
+        """One ``key <op> value`` (``node.reserved`` for source, document_id, tags)."""
+        raise NotImplementedError
+
+    def visit_and(self, node: And, items: Sequence[T]) -> T:
+        """All of ``items`` (the translated children)."""
+        raise NotImplementedError
+
+    def visit_or(self, node: Or, items: Sequence[T]) -> T:
+        """Any of ``items`` (the translated children)."""
+        raise NotImplementedError

@@ -1,4 +1,4 @@
-"""The whole extension surface of ragloom: one registry hook per stage.
+"""The whole extension surface of ragloom: one registry hook per component kind.
 
 Each hook hands the plugin a ``register`` callback::
 
@@ -46,3 +46,8 @@ def register_retrievers(register):  # type: ignore[no-untyped-def]
 @hookspec
 def register_rerankers(register):  # type: ignore[no-untyped-def]
     """Register rerankers: register(name, factory, config=...)."""
+
+
+@hookspec
+def register_llms(register):  # type: ignore[no-untyped-def]
+    """Register LLM clients for ``[llm]``: register(name, factory, config=...)."""

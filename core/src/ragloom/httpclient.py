@@ -1,7 +1,10 @@
-"""JSON POSTs with retries, exponential backoff and ``Retry-After``, over an injected httpx.Client.
+"""The HTTP client every HTTP-backed component shares: options, bearer auth, JSON POSTs with retries.
 
-Shared by every HTTP-backed component (OpenAI-compatible chat and embeddings,
-Cohere …). Retried: 408, 409, 425, 429 and 5xx answers, timeouts and connection
+:class:`HTTPOptions` is the one options class (``base_url``, ``api_key``,
+``timeout``, ``max_retries``, ``backoff``): a component's config subclasses it
+and overrides defaults. :class:`JSONClient` POSTs JSON with those options over
+an injected (or owned) ``httpx.Client``. Shared by the OpenAI-compatible chat
+client and embedder, Cohere … Retried: 408, 409, 425, 429 and 5xx answers, timeouts and connection
 errors; a ``Retry-After`` header (seconds or an HTTP date) replaces the backoff
 delay for that attempt, capped by ``max_delay``. Everything else fails at once.
 Failures raise the caller's error class (a RagloomError subclass taking
@@ -16,7 +19,10 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+import attrs
+
 from ragloom.errors import RagloomError
+from ragloom.structuring import Secret
 
 if TYPE_CHECKING:  # httpx is imported on first use: ``import ragloom`` stays light
     import httpx
@@ -135,3 +141,75 @@ def _make(error: type[RagloomError], message: str, status: int | None) -> Ragloo
         exc = error(message)
         exc.status_code = status  # type: ignore[attr-defined]
         return exc
+
+
+@attrs.frozen(kw_only=True)
+class HTTPOptions:
+    """Options of an HTTP-backed component: endpoint, secret key, timeout and retries.
+
+    Subclass it for a component's config (redefine a field to change its default).
+    """
+
+    base_url: str = attrs.field(default="https://api.openai.com/v1", validator=check_http_url)
+    api_key: Secret | None = None
+    timeout: float = attrs.field(default=60.0, validator=attrs.validators.gt(0))
+    max_retries: int = attrs.field(default=3, validator=attrs.validators.ge(0))
+    backoff: float = attrs.field(default=0.5, validator=attrs.validators.ge(0))
+
+    def auth_headers(self) -> dict[str, str]:
+        """``{"Authorization": "Bearer <key>"}`` when an ``api_key`` is set (read now), else ``{}``."""
+        return auth_headers(self.api_key)
+
+
+def auth_headers(api_key: Secret | None) -> dict[str, str]:
+    """The bearer ``Authorization`` header of a secret key (``{}`` without one)."""
+    return {"Authorization": f"Bearer {api_key.get()}"} if api_key is not None else {}
+
+
+class JSONClient:
+    """POSTs JSON to ``{base_url}/<path>`` with the options' auth, timeout and retries.
+
+    Give it an ``httpx.Client`` to share or fault-inject; without one it opens
+    its own (``max_connections`` wide) and :meth:`close` closes it.
+    """
+
+    def __init__(
+        self,
+        options: HTTPOptions,
+        *,
+        client: httpx.Client | None = None,
+        headers: Mapping[str, str] | None = None,
+        max_connections: int | None = None,
+    ):
+        self.options = options
+        self.base_url = options.base_url.rstrip("/")
+        self.headers = {**options.auth_headers(), **dict(headers or {})}
+        self._owns_client = client is None
+        if client is None:
+            import httpx
+
+            client = httpx.Client(limits=httpx.Limits(max_connections=max_connections)) if max_connections else httpx.Client()
+        self.client = client
+
+    def url(self, path: str) -> str:
+        """The full URL of an endpoint path."""
+        return f"{self.base_url}/{path.lstrip('/')}"
+
+    def post(self, path: str, body: Any, *, error: type[RagloomError] = RagloomError) -> Any:
+        """The decoded JSON answer, or ``error`` with the server's message and status code."""
+        o = self.options
+        return post_json(
+            self.client,
+            self.url(path),
+            json=body,
+            headers=self.headers,
+            timeout=o.timeout,
+            retries=o.max_retries,
+            backoff=o.backoff,
+            error=error,
+        )
+
+    def close(self) -> None:
+        """Close the connection pool if this client opened it."""
+        if self._owns_client:
+            self.client.close()

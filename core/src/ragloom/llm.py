@@ -7,7 +7,9 @@
     model = "llama3.2"
     api_key = { env = "OPENAI_API_KEY" }      # optional; a reference, never the value
 
-It POSTs ``{base_url}/chat/completions`` and returns the first choice's text,
+It is the ``openai`` component of the ``llm`` stage (a plugin may register
+others through ``register_llms``; ``type = "..."`` picks one). It POSTs
+``{base_url}/chat/completions`` and returns the first choice's text,
 retrying 429/5xx answers and timeouts with backoff that honours ``Retry-After``.
 In Python any callable ``f(prompt) -> str`` or object with ``generate(prompt) -> str``
 can stand in for it (:func:`as_generate`).
@@ -20,24 +22,22 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from ragloom.config import Secret
 from ragloom.errors import ConfigError, LLMError
-from ragloom.httpclient import check_http_url, post_json
+from ragloom.hookspecs import hookimpl
+from ragloom.httpclient import HTTPOptions, JSONClient
 
 if TYPE_CHECKING:  # imported when a client is built
     import httpx
 
+    from ragloom.plugins import BuildContext
+    from ragloom.protocols import LLMLike
+
 
 @attrs.frozen(kw_only=True)
-class LLMConfig:
+class LLMConfig(HTTPOptions):
     """``[llm]``: an OpenAI-compatible chat completions endpoint."""
 
-    base_url: str = attrs.field(default="https://api.openai.com/v1", validator=check_http_url)
     model: str = attrs.field(default="gpt-4o-mini", validator=attrs.validators.min_len(1))
-    api_key: Secret | None = None
-    timeout: float = attrs.field(default=60.0, validator=attrs.validators.gt(0))
-    max_retries: int = attrs.field(default=3, validator=attrs.validators.ge(0))
-    backoff: float = attrs.field(default=0.5, validator=attrs.validators.ge(0))
     temperature: float = attrs.field(default=0.0, validator=attrs.validators.ge(0))
     max_tokens: int | None = attrs.field(default=None, validator=attrs.validators.optional(attrs.validators.gt(0)))
     system: str | None = None
@@ -48,13 +48,8 @@ class LLMClient:
 
     def __init__(self, config: LLMConfig, *, client: httpx.Client | None = None):
         self.config = config
-        self._api_key = config.api_key.get() if config.api_key is not None else None
-        if client is None:
-            import httpx
-
-            client = httpx.Client()
-        self._client = client
-        self._url = config.base_url.rstrip("/") + "/chat/completions"
+        self._http = JSONClient(config, client=client)
+        self._url = self._http.url("chat/completions")
 
     def generate(self, prompt: str) -> str:
         """The model's answer to ``prompt``; LLMError when the call or the answer is unusable."""
@@ -64,17 +59,7 @@ class LLMClient:
         body: dict[str, Any] = {"model": c.model, "messages": messages, "temperature": c.temperature}
         if c.max_tokens is not None:
             body["max_tokens"] = c.max_tokens
-        headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
-        answer = post_json(
-            self._client,
-            self._url,
-            json=body,
-            headers=headers,
-            timeout=c.timeout,
-            retries=c.max_retries,
-            backoff=c.backoff,
-            error=LLMError,
-        )
+        answer = self._http.post("chat/completions", body, error=LLMError)
         try:
             content = answer["choices"][0]["message"]["content"]
         except (KeyError, IndexError, TypeError) as exc:
@@ -86,8 +71,8 @@ class LLMClient:
     __call__ = generate
 
     def close(self) -> None:
-        """Close the HTTP connection pool."""
-        self._client.close()
+        """Close the HTTP connection pool if this client opened it."""
+        self._http.close()
 
     def __repr__(self) -> str:
         return f"LLMClient(base_url={self.config.base_url!r}, model={self.config.model!r})"
@@ -98,7 +83,17 @@ def build_llm(config: LLMConfig, *, client: httpx.Client | None = None) -> LLMCl
     return LLMClient(config, client=client)
 
 
-def as_generate(llm: Any, *, what: str = "this component") -> Callable[[str], str]:
+def _openai(config: LLMConfig, context: BuildContext) -> LLMClient:
+    """OpenAI-compatible chat completions (OpenAI, Ollama, vLLM, LM Studio …)."""
+    return LLMClient(config)
+
+
+@hookimpl
+def register_llms(register):  # type: ignore[no-untyped-def]
+    register("openai", _openai, config=LLMConfig)
+
+
+def as_generate(llm: LLMLike | None, *, what: str = "this component") -> Callable[[str], str]:
     """``llm`` as a ``prompt -> str`` function: an object with ``generate`` or a callable."""
     if llm is None:
         raise ConfigError(f"{what} needs an LLM: add an [llm] table to the config or pass .llm(client) to the builder")

@@ -7,31 +7,44 @@ Ingestion semantics (see docs/concepts.md):
 - every chunk carries ``content_hash(document, chunker fingerprint, embedder
   model id)``; a document whose hash is already stored is not chunked or
   embedded again;
-- a changed source is staged as a new generation and committed at once by the
-  store (its unchanged documents keep their vectors); a failure aborts the
-  staged rows, so the old generation stays whole;
+- every chunk also carries ``metadata_hash(document)`` (metadata + tags): a
+  document whose text is unchanged but whose metadata or tags changed is
+  updated in the store without embedding;
+- one ingest call writes through one store write session; a changed source is
+  staged as a new generation (a ``SourceStage``) and committed at once (its
+  unchanged documents keep their vectors); a failure aborts the stage, so the
+  old generation stays whole; the session is flushed every ``[ingest]
+  commit_every`` sources or ``batch_size`` chunks, so a store may group many
+  small sources into one transaction;
+- the stored states of a directory's files are read in batches
+  (``Store.source_states``), not one lookup per file;
 - ingesting a directory again removes the stored sources that vanished from it;
 - memory is bounded by ``[ingest] batch_size`` chunks, not by the corpus.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import threading
+import warnings
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 import attrs
+import numpy as np
 
 from ragloom.config import ComponentSpec, IngestConfig, PipelineConfig, SourceConfig
 from ragloom.embedders.base import embed_in_batches
 from ragloom.errors import ConfigError, DimensionMismatchError, LoaderError, RagloomError
-from ragloom.filters import parse_filter
-from ragloom.loaders.base import is_url, resolve_source
-from ragloom.loaders.dispatch import LoaderSet
+from ragloom.filters import Condition, parse_filter, walk
+from ragloom.loaders.base import SourceRouter, is_url, resolve_source
 from ragloom.plugins import BuildContext, Registry
-from ragloom.types import Chunk, Document, Failure, IngestResult, Result, content_hash
+from ragloom.protocols import Chunker, Embedder, LLMLike, Reranker, Retriever, Store
+from ragloom.stores.base import SourceStage, SourceState, WriteSession
+from ragloom.structuring import structure_options
+from ragloom.types import Chunk, Document, Failure, IngestResult, Result, content_hash, metadata_hash
 
 
 @attrs.frozen(kw_only=True)
@@ -53,6 +66,7 @@ class _Tally:
     documents: int = 0
     chunks: int = 0
     unchanged: int = 0
+    updated: int = 0
     removed: int = 0
     sources: int = 0
     unchanged_sources: int = 0
@@ -61,8 +75,16 @@ class _Tally:
     failed: list[Failure] = attrs.field(factory=list)
 
     def result(self) -> IngestResult:
-        counts = {k: tuple(v) if isinstance(v, list) else v for k, v in attrs.asdict(self, recurse=False).items()}
+        counts: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in attrs.asdict(self, recurse=False).items()}
         return IngestResult(embedded=self.chunks, **counts)  # every written chunk was embedded
+
+
+def check_count(name: str, value: Any) -> None:
+    """ConfigError unless ``value`` is None or an integer > 0 (``top_k``, ``top_n`` at query time)."""
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ConfigError(f"invalid value {value!r} @ {name}: expected an integer > 0")
 
 
 class Pipeline:
@@ -73,13 +95,13 @@ class Pipeline:
         *,
         config: PipelineConfig,
         registry: Registry,
-        loaders: LoaderSet,
-        chunker: Any,
-        embedder: Any,
-        store: Any,
-        retriever: Any,
-        reranker: Any = None,
-        llm: Any = None,
+        loaders: SourceRouter,
+        chunker: Chunker,
+        embedder: Embedder,
+        store: Store,
+        retriever: Retriever,
+        reranker: Reranker | None = None,
+        llm: LLMLike | None = None,
     ):
         self.config = config
         self.registry = registry
@@ -137,7 +159,8 @@ class Pipeline:
     ) -> IngestResult:
         """Ingest a path, URL or list of them; ``None`` ingests the configured ``[[sources]]``."""
         if source is None:
-            targets = [(t, s.loader, tuple(s.tags)) for s in self.config.sources for t in s.targets()]
+            extra = tuple(tags)  # --tag applies to the configured sources too
+            targets = [(t, s.loader, tuple(dict.fromkeys((*s.tags, *extra)))) for s in self.config.sources for t in s.targets()]
             if not targets:
                 raise ConfigError("nothing to ingest: give a source or declare [[sources]] in the config")
         elif isinstance(source, (str, os.PathLike)):
@@ -147,19 +170,26 @@ class Pipeline:
         if loader is not None:
             self.registry.get("loader", loader)
         tally = _Tally()
-        for target, target_loader, target_tags in targets:
-            self._ingest_target(target, target_loader, target_tags, tally, progress)
+        with self.store.session(self.namespace) as session:
+            run = _IngestRun(self, session, tally)
+            for target, target_loader, target_tags in targets:
+                self._ingest_target(target, target_loader, target_tags, run, progress)
         return tally.result()
 
-    def _ingest_target(self, target: str, loader_name: str | None, tags: tuple[str, ...], tally: _Tally, progress: ProgressCallback | None) -> None:
-        resolved = resolve_source(target, self.config.base_dir)
+    def _ingest_target(self, target: str, loader_name: str | None, tags: tuple[str, ...], run: _IngestRun, progress: ProgressCallback | None) -> None:
+        tally = run.tally
+        try:
+            resolved = resolve_source(target, self.config.base_dir)
+        except LoaderError as exc:
+            self._fail(exc, tally)
+            return
         url = is_url(resolved)
         if not url and not os.path.exists(resolved):
             self._fail(LoaderError("no such file or directory", source=resolved), tally)
             return
         is_dir = not url and os.path.isdir(resolved)
         if loader_name is not None and not is_dir:
-            files, skipped = [resolved], []
+            files, skipped = [resolved], list[str]()
         else:
             files, skipped = self.loaders.expand(resolved)
             if not url and not is_dir and not files:
@@ -167,19 +197,27 @@ class Pipeline:
                 return
         tally.skipped.extend(skipped)
         for done, path in enumerate(files, start=1):
+            if not url and (done - 1) % _STATE_BATCH == 0:
+                run.prefetch(files[done - 1 : done - 1 + _STATE_BATCH])
             name = loader_name or self.loaders.name_for(path)
+            if not url and not _utf8(path):
+                printable = path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+                self._fail(LoaderError("file name is not valid Unicode (not UTF-8); rename the file", source=printable), tally)
+                continue
             if name is None:
                 self._fail(LoaderError("no loader handles this URL scheme", source=path), tally)
                 continue
             try:
-                loaded = self._ingest_documents(self.loaders.get(name).load(path), tags, tally)
+                loaded = self._ingest_documents(self.loaders.get(name).load(path), tags, run)
                 if not url and path not in loaded:
+                    run.flush()
                     self._remove_if_stored(path, tally)
             except RagloomError as exc:
                 self._fail(exc, tally, source=path)
             if progress is not None:
                 progress(Progress(source=path, done=done, total=len(files)))
         if is_dir and self.config.ingest.remove_missing:
+            run.flush()
             prefix = resolved.rstrip(os.sep) + os.sep
             present = set(files) | set(skipped)
             for stored in self.store.sources(self.namespace):
@@ -189,7 +227,8 @@ class Pipeline:
     def ingest_documents(self, documents: Iterable[Document], *, tags: Iterable[str] = ()) -> IngestResult:
         """Ingest already loaded documents (grouped by source), e.g. a BEIR corpus or an app's records."""
         tally = _Tally()
-        self._ingest_documents(documents, tuple(tags), tally)
+        with self.store.session(self.namespace) as session:
+            self._ingest_documents(documents, tuple(tags), _IngestRun(self, session, tally))
         return tally.result()
 
     def _fail(self, exc: RagloomError, tally: _Tally, *, source: str | None = None) -> None:
@@ -207,7 +246,7 @@ class Pipeline:
             tally.removed += removed
             tally.removed_sources.append(source)
 
-    def _ingest_documents(self, documents: Iterable[Document], tags: tuple[str, ...], tally: _Tally) -> set[str]:
+    def _ingest_documents(self, documents: Iterable[Document], tags: tuple[str, ...], run: _IngestRun) -> set[str]:
         """Ingest a stream of documents grouped by source; return the sources seen."""
         seen: set[str] = set()
         writer: _SourceWriter | None = None
@@ -225,13 +264,14 @@ class Pipeline:
                     raise
                 if tags:
                     document = attrs.evolve(document, tags=tuple(dict.fromkeys((*document.tags, *tags))))
+                _check_unicode(document)
                 if writer is None or document.source != writer.source:
                     if writer is not None:
                         writer.finish()
                     if document.source in seen:
                         raise LoaderError("documents of one source must come together", source=document.source)
                     seen.add(document.source)
-                    writer = _SourceWriter(self, document.source, tally)
+                    writer = _SourceWriter(run, document.source)
                 writer.add(document)
             if writer is not None:
                 writer.finish()
@@ -255,22 +295,88 @@ class Pipeline:
         """Retrieve (and rerank, when a reranker is configured) chunks for ``text``."""
         if not isinstance(text, str) or not text.strip():
             raise ConfigError("a query must be a non-empty string")
+        check_count("top_k", top_k)
+        check_count("top_n", top_n)
         parsed = parse_filter(filter)
         results = self.retriever.retrieve(text, top_k=top_k, threshold=threshold, filter=parsed)
         if self.reranker is not None and results:
             results = self.reranker.rerank(text, results, top_n)
         with self._lock:
             self._counters["queries"] += 1
+        if not results and parsed is not None:
+            for key in self.missing_filter_keys(parsed):
+                warnings.warn(f"no stored chunk has the metadata key {key!r} (filter {filter!r})", UserWarning, stacklevel=2)
         return results
 
+    def missing_filter_keys(self, filter: Any) -> list[str]:
+        """Metadata keys a filter names that no stored chunk of the namespace has."""
+        dim = self.store.dimension()
+        if dim is None:
+            return []
+        probe = np.ones(dim, dtype=np.float32)
+        keys = dict.fromkeys(node.key for node in walk(parse_filter(filter)) if isinstance(node, Condition) and not node.reserved)
+        return [key for key in keys if not self.store.search(self.namespace, probe, top_k=1, filter=Condition(key, "$exists", True))]
+
+    def explain_empty(self, text: str, *, threshold: float | None = None, filter: Any = None) -> str:
+        """Why a query found nothing: an empty store, a filter key no chunk has, the filter or the threshold."""
+        if self.store.count(self.namespace) == 0:
+            hint = f"the store holds nothing in namespace {self.namespace!r}"
+            if self.config.store.type == "memory":
+                return hint + " (the memory store forgets everything when its process exits: configure a persistent [store] such as duckdb)"
+            return hint + " (run `ragloom ingest`)"
+        if filter is not None:
+            missing = self.missing_filter_keys(filter)
+            if missing:
+                names = ", ".join(repr(k) for k in missing)
+                return f"no stored chunk has the metadata key {names} (JSON/JSONL loaders keep only the fields listed in metadata_fields)"
+            if not self.query(text, filter=filter, top_k=1):
+                return "the filter excluded every stored chunk"
+        if threshold is not None:
+            best = self.query(text, filter=filter, top_k=1)
+            if best:
+                return f"no result scored at least the threshold {threshold} (the best scored {best[0].score:.3f})"
+        return "the retriever found no matching chunk"
+
     def remove_source(self, source: str | os.PathLike[str]) -> int:
-        """Delete every chunk of a source (a path is resolved like at ingest); return the count."""
-        resolved = resolve_source(source, self.config.base_dir)
-        return self.store.delete(self.namespace, parse_filter({"source": resolved}))
+        """Delete every chunk of a source, or of every source under a directory; return the count.
+
+        ``source`` is matched as stored first (a URL, an app's id such as
+        ``ticket:42``, an absolute path), then as a path resolved like at ingest.
+        """
+        return sum(self.remove_sources(self.match_sources(source)).values())
+
+    def remove_sources(self, sources: Iterable[str]) -> dict[str, int]:
+        """Delete the chunks of these stored sources (exact keys); return ``{source: chunks}``."""
+        return {key: self.store.delete(self.namespace, parse_filter({"source": key})) for key in sources}
+
+    def match_sources(self, source: str | os.PathLike[str]) -> list[str]:
+        """Stored sources a path, URL, id or directory refers to (empty when nothing is stored for it)."""
+        text = os.fspath(source)
+        stored = self.store.sources(self.namespace)
+        if text in stored:
+            return [text]
+        if is_url(text):
+            return []
+        resolved = resolve_source(text, self.config.base_dir)
+        if resolved in stored:
+            return [resolved]
+        prefix = resolved.rstrip(os.sep) + os.sep
+        return [key for key in stored if key.startswith(prefix)]
+
+    def clear(self) -> int:
+        """Delete everything stored in this pipeline's namespace; return the number of chunks removed."""
+        return int(self.store.delete(self.namespace, None))
 
     def sources(self) -> list[str]:
         """Sources stored in this pipeline's namespace."""
         return self.store.sources(self.namespace)
+
+    def source_counts(self) -> dict[str, int | None]:
+        """``{source: chunks}`` of this namespace (counts None when the store cannot count per source)."""
+        counter = getattr(self.store, "source_counts", None)
+        if counter is None:
+            return dict.fromkeys(self.store.sources(self.namespace))
+        return dict(counter(self.namespace))
 
     def stats(self) -> dict[str, Any]:
         """Counts for this pipeline: what the store holds and what this process did."""
@@ -295,35 +401,130 @@ class Pipeline:
             self._counters[key] += amount
 
 
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _check_unicode(document: Document) -> None:
+    """LoaderError when a document carries text UTF-8 cannot encode (a lone surrogate, a file name that is not UTF-8)."""
+    for what, value in (("file name", document.source), ("text", document.text), ("id", document.id)):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            source = document.source.encode("utf-8", "backslashreplace").decode("utf-8")
+            raise LoaderError(f"{what} is not valid Unicode (a lone surrogate or undecodable byte at index {exc.start})", source=source) from None
+    try:
+        json.dumps([document.metadata, document.tags], ensure_ascii=False, default=str).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        source = document.source.encode("utf-8", "backslashreplace").decode("utf-8")
+        raise LoaderError(f"metadata is not valid Unicode (a lone surrogate at index {exc.start} of its JSON)", source=source) from None
+    except (ValueError, TypeError, RecursionError) as exc:
+        raise LoaderError(f"metadata cannot be stored as JSON ({type(exc).__name__}: {exc})", source=document.source) from None
+
+
+#: Sources whose stored states one ``source_states`` call reads ahead while a directory is ingested.
+_STATE_BATCH = 512
+
+
+class _IngestRun:
+    """One ingest call: its write session and tally, source states read ahead, flush pacing."""
+
+    def __init__(self, pipeline: Pipeline, session: WriteSession, tally: _Tally):
+        self.pipeline = pipeline
+        self.session = session
+        self.tally = tally
+        self.states: dict[str, SourceState] = {}
+        self.touched: set[str] = set()
+        self.sources_since_flush = 0
+        self.chunks_since_flush = 0
+
+    def prefetch(self, sources: list[str]) -> None:
+        """Read the stored states of upcoming sources in one call."""
+        wanted = [s for s in dict.fromkeys(sources) if s not in self.states and s not in self.touched]
+        if wanted:
+            self.states.update(self.pipeline.store.source_states(self.pipeline.namespace, wanted))
+
+    def state(self, source: str) -> SourceState:
+        """The stored state of a source: read ahead, or looked up now (after a flush if this run changed it)."""
+        state = self.states.pop(source, None)
+        if state is not None:
+            return state
+        if source in self.touched:
+            self.flush()
+        return self.pipeline.store.source_states(self.pipeline.namespace, [source])[source]
+
+    def stage(self, source: str, state: SourceState) -> SourceStage:
+        """Open the new generation of a source."""
+        self.touched.add(source)
+        self.states.pop(source, None)
+        return self.session.stage(source, state)
+
+    def wrote(self, chunks: int) -> None:
+        """Count chunks written or updated since the last flush."""
+        self.chunks_since_flush += chunks
+
+    def committed(self) -> None:
+        """A source was committed: flush every ``commit_every`` sources or ``batch_size`` chunks."""
+        self.sources_since_flush += 1
+        ingest = self.pipeline.config.ingest
+        if self.sources_since_flush >= ingest.commit_every or self.chunks_since_flush >= ingest.batch_size:
+            self.flush()
+
+    def flush(self) -> None:
+        """Make every committed source durable and visible."""
+        if self.sources_since_flush or self.chunks_since_flush:
+            self.session.flush()
+        self.sources_since_flush = self.chunks_since_flush = 0
+
+
 class _SourceWriter:
     """Writes one source's new generation in batches, then commits or aborts it."""
 
-    def __init__(self, pipeline: Pipeline, source: str, tally: _Tally):
-        self.pipeline = pipeline
+    def __init__(self, run: _IngestRun, source: str):
+        self.run = run
+        self.pipeline = run.pipeline
         self.source = source
-        self.tally = tally
-        self.state = pipeline.store.source_state(pipeline.namespace, source)
-        self.generation = self.state.next_generation
+        self.tally = run.tally
+        self.state = run.state(source)
+        self.stage: SourceStage | None = None
         self.keep: set[str] = set()
         self.written_documents: set[str] = set()
+        self.updated_documents: set[str] = set()
         self.pending: list[Chunk] = []
-        self.fingerprint = pipeline.chunker.fingerprint
-        self.model_id = pipeline.embedder.model_id
-        self.batch_size = pipeline.config.ingest.batch_size
-        self.staged = False
+        self.fingerprint = self.pipeline.chunker.fingerprint
+        self.model_id = self.pipeline.embedder.model_id
+        self.batch_size = self.pipeline.config.ingest.batch_size
+
+    def _staged(self) -> SourceStage:
+        if self.stage is None:
+            self.stage = self.run.stage(self.source, self.state)
+        return self.stage
 
     def add(self, document: Document) -> None:
-        if document.id in self.keep or document.id in self.written_documents:
+        if document.id in self.keep or document.id in self.written_documents or document.id in self.updated_documents:
             raise LoaderError(f"two documents share the id {document.id!r}", source=self.source)
         self.tally.documents += 1
         digest = content_hash(document, self.fingerprint, self.model_id)
+        meta = metadata_hash(document)
         if self.state.documents.get(document.id) == digest:
-            self.keep.add(document.id)
-            self.tally.unchanged += 1
+            if self.state.metadata.get(document.id) == meta:
+                self.keep.add(document.id)
+                self.tally.unchanged += 1
+                return
+            # same text, new metadata or tags: chunk again (cheap), keep the stored vectors
+            chunks = [attrs.evolve(c, content_hash=digest, metadata_hash=meta) for c in self.pipeline.chunker.chunk(document)]
+            self._staged().update_metadata(chunks)
+            self.updated_documents.add(document.id)
+            self.tally.updated += 1
+            self.run.wrote(len(chunks))
             return
         self.written_documents.add(document.id)
         for chunk in self.pipeline.chunker.chunk(document):
-            self.pending.append(attrs.evolve(chunk, content_hash=digest))
+            self.pending.append(attrs.evolve(chunk, content_hash=digest, metadata_hash=meta))
             if len(self.pending) >= self.batch_size:
                 self.flush()
 
@@ -332,45 +533,43 @@ class _SourceWriter:
             return
         chunks, self.pending = self.pending, []
         vectors = embed_in_batches(self.pipeline.embedder, [c.text for c in chunks])
-        self.staged = True
-        self.pipeline.store.write(self.pipeline.namespace, self.generation, chunks, vectors)
+        self._staged().write(chunks, vectors)
         self.tally.chunks += len(chunks)
+        self.run.wrote(len(chunks))
         self.pipeline._count("chunks_written", len(chunks))
 
     def finish(self) -> None:
         self.tally.sources += 1
-        unchanged = not self.written_documents and self.keep == set(self.state.documents) and self.state.exists
-        if unchanged:
+        changed = self.written_documents or self.updated_documents or self.keep != set(self.state.documents)
+        if not changed and self.state.exists:
             self.tally.unchanged_sources += 1
             return
         self.flush()
-        removed = self.pipeline.store.commit_source(self.pipeline.namespace, self.source, self.generation, self.keep)
-        self.tally.removed += removed
+        stage = self._staged()
+        stage.keep(self.keep)
+        self.tally.removed += stage.commit()
         self.pipeline._count("documents_ingested", len(self.written_documents))
+        self.run.committed()
 
     def abort(self) -> None:
         self.pending = []
-        self.pipeline.store.abort_source(self.pipeline.namespace, self.source, self.generation)
+        if self.stage is not None:
+            self.stage.abort()
 
 
 # ---------------------------------------------------------------------- assembly
 
 
 def _build(stage: str, spec: ComponentSpec, registry: Registry, context: BuildContext) -> Any:
-    info = registry.get(stage, spec.type, path=f"$.{stage}.type")
-    config = spec.config
-    if config is None and info.config is not None:
-        config = registry.structure_config(stage, spec.type, {}, path=f"$.{stage}")
-    return registry.build_from_config(info, config, context)
+    return registry.create(stage, spec, context)
 
 
 def _assemble(config: PipelineConfig, registry: Registry, instances: dict[str, Any]) -> Pipeline:
-    context = BuildContext(registry=registry, base_dir=config.base_dir, namespace=config.namespace)
+    """Every part from the registry (or a given instance), each factory seeing the parts built before it."""
+    context = BuildContext(registry=registry, base_dir=config.base_dir, namespace=config.namespace, loader_options=dict(config.loaders))
     llm = instances.get("llm")
     if llm is None and config.llm is not None:
-        from ragloom.llm import build_llm
-
-        llm = build_llm(config.llm)
+        llm = _build("llm", config.llm, registry, context)
     context = attrs.evolve(context, llm=llm)
     embedder = instances.get("embedder") or _build("embedder", config.embedder, registry, context)
     context = attrs.evolve(context, embedder=embedder)
@@ -381,10 +580,13 @@ def _assemble(config: PipelineConfig, registry: Registry, instances: dict[str, A
     reranker = instances.get("reranker")
     if reranker is None and config.reranker is not None:
         reranker = _build("reranker", config.reranker, registry, context)
+    router = _build("loader", ComponentSpec(type="auto", config=config.loaders.get("auto")), registry, context)
+    if not isinstance(router, SourceRouter):
+        raise ConfigError(f"the 'auto' loader ({type(router).__name__}) must route sources: expand(), name_for() and get()")
     return Pipeline(
         config=config,
         registry=registry,
-        loaders=LoaderSet(context, config.loaders),
+        loaders=router,
         chunker=chunker,
         embedder=embedder,
         store=store,
@@ -436,31 +638,26 @@ class PipelineBuilder:
 
     def loader(self, name: str, **options: Any) -> PipelineBuilder:
         """Options of one loader (``[loaders.<name>]``)."""
-        self._loaders[name] = self.registry.structure_config("loader", name, options, path=f"$.loaders.{name}")
+        self._loaders[name] = self.registry.configure("loader", name, options, path=f"$.loaders.{name}", name_path=f"$.loaders.{name}").config
         return self
 
     def ingest_options(self, **options: Any) -> PipelineBuilder:
-        """``[ingest]`` options: ``batch_size``, ``on_error``, ``remove_missing``."""
-        from ragloom.config import structure_options
-
+        """``[ingest]`` options: ``batch_size``, ``commit_every``, ``on_error``, ``remove_missing``."""
         self._fields["ingest"] = structure_options(IngestConfig, options, path="$.ingest")
         return self
 
-    def llm(self, client: Any = None, **options: Any) -> PipelineBuilder:
-        """An LLM client instance (anything with ``generate(prompt) -> str``) or ``[llm]`` options."""
-        if client is not None:
+    def llm(self, client: LLMLike | str | None = None, **options: Any) -> PipelineBuilder:
+        """An LLM client instance (anything with ``generate(prompt) -> str``), or a registered name
+        (default ``openai``) with ``[llm]`` options."""
+        if client is not None and not isinstance(client, str):
             self._instances["llm"] = client
         else:
-            from ragloom.config import parse_llm
-
-            self._fields["llm"] = parse_llm(options)
+            self._fields["llm"] = self.registry.configure("llm", client or "openai", options, path="$.llm")
         return self
 
     def _stage(self, stage: str, component: Any, options: dict[str, Any]) -> PipelineBuilder:
         if isinstance(component, str):
-            self.registry.get(stage, component, path=f"$.{stage}.type")
-            config = self.registry.structure_config(stage, component, options, path=f"$.{stage}")
-            self._fields[stage] = ComponentSpec(type=component, config=config)
+            self._fields[stage] = self.registry.configure(stage, component, options, path=f"$.{stage}")
             self._instances.pop(stage, None)
         else:
             if options:
@@ -506,6 +703,7 @@ def iter_results_as_dicts(results: Iterable[Result]) -> Iterator[dict[str, Any]]
             "score": result.score,
             "source": result.source,
             "span": list(result.span),
+            "citation": result.citation(),
             "chunk_id": result.chunk_id,
             "document_id": result.document_id,
             "text": result.text,

@@ -14,16 +14,20 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from importlib import metadata as importlib_metadata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import pluggy
 
 from ragloom import hookspecs
 from ragloom.errors import ConfigError, PluginError
+from ragloom.structuring import did_you_mean, structure_options
+
+if TYPE_CHECKING:  # the protocols are types only here: the registry never imports a stage
+    from ragloom.protocols import Embedder, LLMLike, Store
 
 ENTRY_POINT_GROUP = "ragloom"
 
@@ -34,9 +38,10 @@ DEFAULT_PLUGINS = (
     "ragloom.stores.plugin",
     "ragloom.retrievers.plugin",
     "ragloom.rerankers.plugin",
+    "ragloom.llm",
 )
 
-STAGES = ("loader", "chunker", "embedder", "store", "retriever", "reranker")
+STAGES = ("loader", "chunker", "embedder", "store", "retriever", "reranker", "llm")
 _HOOK_FOR_STAGE = {stage: f"register_{stage}s" for stage in STAGES}
 
 #: Components that live in separately installed distributions, for hints.
@@ -117,19 +122,44 @@ class ComponentInfo:
 
 
 @attrs.frozen(kw_only=True)
+class ComponentSpec:
+    """A component chosen by registered name, with its validated config object (``None``: the defaults)."""
+
+    type: str
+    config: Any = None
+
+
+@attrs.frozen(kw_only=True)
 class BuildContext:
-    """What a factory may use besides its config: never the whole pipeline."""
+    """What a factory may use besides its config: never the whole pipeline.
+
+    ``loader_options`` holds the validated ``[loaders.<name>]`` configs (the
+    ``auto`` loader builds each dispatched loader with its own).
+    """
 
     registry: Registry
     base_dir: Path = attrs.field(factory=Path.cwd)
     namespace: str = "default"
-    embedder: Any = None
-    store: Any = None
-    llm: Any = None
+    embedder: Embedder | None = None
+    store: Store | None = None
+    llm: LLMLike | None = None
+    loader_options: Mapping[str, Any] = attrs.field(factory=dict)
 
     def build(self, stage: str, name: str, options: dict[str, Any] | None = None, *, path: str = "") -> Any:
         """Build another component (e.g. a retriever wrapping a base retriever)."""
         return self.registry.build(stage, name, options or {}, self, path=path)
+
+    def require_embedder(self, what: str) -> Embedder:
+        """The pipeline's embedder, or a ConfigError naming the component that needs it."""
+        if self.embedder is None:
+            raise ConfigError(f"{what} needs the pipeline's embedder, and none was built before it")
+        return self.embedder
+
+    def require_store(self, what: str) -> Store:
+        """The pipeline's store, or a ConfigError naming the component that needs it."""
+        if self.store is None:
+            raise ConfigError(f"{what} needs the pipeline's store, and none was built before it")
+        return self.store
 
     def resolve_path(self, value: str | os.PathLike[str]) -> Path:
         """A path from config, relative to the config file's folder."""
@@ -218,8 +248,6 @@ class Registry:
             return self._components[stage][name]
         except KeyError:
             pass
-        from ragloom.config import did_you_mean
-
         installed = ", ".join(self.names(stage)) or "none"
         message = f"unknown {stage} type {name!r}"
         if path:
@@ -232,18 +260,31 @@ class Registry:
             message += did_you_mean(name, self.names(stage))
         raise ConfigError(message)
 
+    def configure(self, stage: str, name: str, options: dict[str, Any], *, path: str = "", name_path: str = "") -> ComponentSpec:
+        """Look ``name`` up once and validate ``options`` into its config class: the one place options are structured.
+
+        ``path`` locates the options in errors (default ``$.<stage>``); ``name_path`` the name (default ``<path>.type``).
+        """
+        where = path or f"$.{stage}"
+        info = self.get(stage, name, path=name_path or f"{where}.type")
+        return ComponentSpec(type=name, config=structure_options(info.config, options, path=where))
+
     def structure_config(self, stage: str, name: str, options: dict[str, Any], *, path: str = "") -> Any:
         """Validate ``options`` into the component's config class."""
-        from ragloom.config import structure_options
+        return self.configure(stage, name, options, path=path).config
 
-        info = self.get(stage, name, path=path)
-        return structure_options(info.config, options, path=path or f"$.{stage}")
+    def create(self, stage: str, spec: ComponentSpec, context: BuildContext, *, path: str = "") -> Any:
+        """Build the component a spec names (a spec without config gets the defaults)."""
+        where = path or f"$.{stage}"
+        info = self.get(stage, spec.type, path=f"{where}.type")
+        config = spec.config
+        if config is None and info.config is not None:
+            config = structure_options(info.config, {}, path=where)
+        return self.build_from_config(info, config, context)
 
     def build(self, stage: str, name: str, options: dict[str, Any], context: BuildContext, *, path: str = "") -> Any:
         """Validate options and call the factory."""
-        info = self.get(stage, name, path=path)
-        config = self.structure_config(stage, name, options, path=path)
-        return self.build_from_config(info, config, context)
+        return self.create(stage, self.configure(stage, name, options, path=path), context, path=path)
 
     @staticmethod
     def build_from_config(info: ComponentInfo, config: Any, context: BuildContext) -> Any:

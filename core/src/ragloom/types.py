@@ -24,7 +24,7 @@ def _freeze_tags(value: Any) -> tuple[str, ...]:
 def make_document_id(source: str, part: str | int | None = None) -> str:
     """Stable id of a document: its source, plus the row / item / page inside it."""
     key = source if part is None else f"{source}\x00{part}"
-    return hashlib.sha256(key.encode("utf-8")).hexdigest()[:24]
+    return hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:24]  # a non-UTF-8 file name hashes by its bytes
 
 
 def make_chunk_id(document_id: str, index: int) -> str:
@@ -76,15 +76,11 @@ class Chunk:
     metadata: dict[str, Any] = attrs.field(factory=dict)
     tags: tuple[str, ...] = attrs.field(factory=tuple, converter=_freeze_tags)
     content_hash: str = ""
+    metadata_hash: str = ""
 
 
-@attrs.frozen(kw_only=True)
-class Span:
-    """A piece of a document, as chunkers produce it before ids are assigned."""
-
-    start: int
-    end: int
-    metadata: dict[str, Any] = attrs.field(factory=dict)
+#: Metadata keys that locate a document inside its file (CSV row and line, JSONL line, JSON item, PDF page).
+LOCATOR_KEYS = ("row", "item", "line", "page")
 
 
 @attrs.frozen(kw_only=True)
@@ -105,9 +101,20 @@ class Result:
         metadata = {**self.metadata, **extra_metadata} if extra_metadata else self.metadata
         return attrs.evolve(self, score=float(score), metadata=metadata)
 
+    @property
+    def locator(self) -> str:
+        """Where the document sits in a file holding many (``row 3, line 4``, ``line 7``, ``item 2``, ``page 5``), or ``""``."""
+        return ", ".join(f"{key} {self.metadata[key]}" for key in LOCATOR_KEYS if key in self.metadata)
+
     def citation(self) -> str:
-        """``source[start:end]`` — where the text came from."""
-        return f"{self.source}[{self.span[0]}:{self.span[1]}]"
+        """``source[start:end]``, or ``source (row 3, line 4) [start:end]`` for a record of a multi-document file.
+
+        The span indexes the document's text: the whole file for a text file,
+        the row or record for CSV, JSON and JSONL files, the page for a PDF.
+        """
+        span = f"[{self.span[0]}:{self.span[1]}]"
+        locator = self.locator
+        return f"{self.source} ({locator}) {span}" if locator else f"{self.source}{span}"
 
 
 @attrs.frozen(kw_only=True)
@@ -126,6 +133,7 @@ class IngestResult:
     documents: int = 0
     chunks: int = 0
     unchanged: int = 0
+    updated: int = 0
     removed: int = 0
     embedded: int = 0
     sources: int = 0
@@ -139,21 +147,30 @@ class IngestResult:
         return attrs.asdict(self, recurse=True, value_serializer=lambda _i, _a, v: list(v) if isinstance(v, tuple) else v)
 
 
-#: Metadata keys that change on every load without changing the content (left out of the hash).
+#: Metadata keys that change on every load without changing the content (left out of the metadata hash).
 VOLATILE_METADATA_KEYS = frozenset({"fetched_at"})
 
 
+def _digest(payload: Any) -> str:
+    text = json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 def content_hash(document: Document, chunker_fingerprint: str, embedder_model_id: str) -> str:
-    """Hash of everything that decides a document's stored chunks and vectors.
+    """Hash of everything that decides a document's chunk texts and vectors.
+
+    Text, chunker fingerprint and embedder model id only: metadata and tags are
+    in :func:`metadata_hash`, so changing them updates the stored chunks
+    without embedding anything again.
+    """
+    return _digest([document.text, chunker_fingerprint, embedder_model_id])
+
+
+def metadata_hash(document: Document) -> str:
+    """Hash of a document's metadata and tags.
 
     Keys in :data:`VOLATILE_METADATA_KEYS` (such as a web page's ``fetched_at``)
-    are left out, so re-fetching an unchanged page embeds nothing.
+    are left out, so re-fetching an unchanged page updates nothing.
     """
     metadata = {k: v for k, v in document.metadata.items() if k not in VOLATILE_METADATA_KEYS}
-    payload = json.dumps(
-        [document.text, metadata, list(document.tags), chunker_fingerprint, embedder_model_id],
-        sort_keys=True,
-        ensure_ascii=False,
-        default=str,
-    )
-    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+    return _digest([metadata, list(document.tags)])

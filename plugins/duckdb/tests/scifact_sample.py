@@ -39,10 +39,16 @@ def load_sample() -> tuple[list[Chunk], list[str]]:
 def hnsw_recall(path: Path, chunks: list[Chunk], vectors: np.ndarray, queries: np.ndarray, config: DuckDBStoreConfig) -> float:
     """Recall@10 of the store's HNSW answers against its exact answers over the same file."""
     with DuckDBStore(DuckDBStoreConfig(), path=path) as store:
-        for first in range(0, len(chunks), 2000):
-            store.write(NS, 1, chunks[first : first + 2000], vectors[first : first + 2000])
-        for source in sorted({c.source for c in chunks}):
-            store.commit_source(NS, source, 1)
+        with store.session(NS) as session:
+            start = 0
+            while start < len(chunks):  # chunks of one source come together
+                end = start
+                while end < len(chunks) and chunks[end].source == chunks[start].source:
+                    end += 1
+                stage = session.stage(chunks[start].source)
+                stage.write(chunks[start:end], vectors[start:end])
+                stage.commit()
+                start = end
         exact = [[r.chunk_id for r in store.search(NS, q, top_k=10)] for q in queries]
     with DuckDBStore(config, path=path) as store:
         assert store.plan(NS) == "hnsw"

@@ -23,6 +23,9 @@ class TestDuckDBFileContract(StoreContract):
         for opened in self.opened:
             opened.close()
 
+    def child_store_code(self, store: Any) -> str:
+        return f"from ragloom_duckdb import DuckDBStore\nstore = DuckDBStore(path={str(self.path)!r})"
+
     def reopen(self, store: Any) -> Any:
         store.close()
         fresh = DuckDBStore(DuckDBStoreConfig(), path=self.path)

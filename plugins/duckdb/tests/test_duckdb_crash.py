@@ -1,4 +1,8 @@
-"""Crash safety: a real ingest process is killed with SIGKILL mid-way, the file is reopened."""
+"""Crash safety: a real ingest process is killed with SIGKILL mid-way, the file is reopened.
+
+"wrote": a stage buffered a batch; "commit" / "committed": before / after the transaction of a
+session flush (here one source per flush: every source has more chunks than ``batch_size``).
+"""
 
 from __future__ import annotations
 
@@ -23,23 +27,22 @@ CHUNKS = {1: 5, 2: 8}  # chunks per file in each version
 _CHILD = """
 import sys
 from ragloom import Pipeline
-from ragloom_duckdb import store as module
+from ragloom_duckdb import session as sessions, store as module
 
 path, corpus = sys.argv[1], sys.argv[2]
-write, commit = module.DuckDBStore.write, module.DuckDBStore.commit_source
+write, apply = sessions.DuckDBStage.write, module.DuckDBStore._apply_session
 
 def traced_write(self, *args, **kwargs):
     write(self, *args, **kwargs)
     print("wrote", flush=True)
 
-def traced_commit(self, *args, **kwargs):
+def traced_apply(self, *args, **kwargs):
     print("commit", flush=True)
-    removed = commit(self, *args, **kwargs)
+    apply(self, *args, **kwargs)
     print("committed", flush=True)
-    return removed
 
-module.DuckDBStore.write = traced_write
-module.DuckDBStore.commit_source = traced_commit
+sessions.DuckDBStage.write = traced_write
+module.DuckDBStore._apply_session = traced_apply
 store = module.DuckDBStore(path=path)
 pipeline = (
     Pipeline.builder().store(store).embedder("hash", dim=32)

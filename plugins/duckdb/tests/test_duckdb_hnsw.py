@@ -27,11 +27,13 @@ def _texts(count: int, seed: int) -> list[str]:
 
 def _fill(store: DuckDBStore, embedder: HashEmbedder, sources: int, per_source: int) -> None:
     texts = _texts(sources * per_source, 1)
-    for s in range(sources):
-        part = texts[s * per_source : (s + 1) * per_source]
-        chunks = make_chunks(f"/doc{s}.md", per_source, texts=part, metadata={"group": s % 3})
-        store.write(NS, 1, chunks, embedder.embed_documents(part))
-        store.commit_source(NS, f"/doc{s}.md", 1)
+    with store.session(NS) as session:
+        for s in range(sources):
+            part = texts[s * per_source : (s + 1) * per_source]
+            chunks = make_chunks(f"/doc{s}.md", per_source, texts=part, metadata={"group": s % 3})
+            stage = session.stage(f"/doc{s}.md")
+            stage.write(chunks, embedder.embed_documents(part))
+            stage.commit()
 
 
 def test_hnsw_recall_against_exact(tmp_path: Path) -> None:
@@ -72,9 +74,10 @@ def test_hnsw_survives_reopen_and_reingest(tmp_path: Path) -> None:
     with DuckDBStore(path=path) as store:
         texts = ["brand new lamp text"] * 3
         chunks = make_chunks("/doc0.md", 3, texts=texts)
-        generation = store.source_state(NS, "/doc0.md").next_generation
-        store.write(NS, generation, chunks, embedder.embed_documents(texts))
-        assert store.commit_source(NS, "/doc0.md", generation) == 20
+        with store.session(NS) as session:
+            stage = session.stage("/doc0.md")
+            stage.write(chunks, embedder.embed_documents(texts))
+            assert stage.commit() == 20
     with DuckDBStore(config, path=path) as store:
         assert store.plan(NS) == "hnsw"
         results = store.search(NS, embedder.embed_query("brand new lamp text"), top_k=5)

@@ -17,15 +17,27 @@ from ragloom import Pipeline, StoreError
 from ragloom.filters import parse_filter
 from ragloom.testing import make_chunks
 from ragloom_duckdb import DuckDBStore, DuckDBStoreConfig
+from ragloom_duckdb.store import SCHEMA_VERSION
 
 NS = "t"
 
 
 def _commit(store: DuckDBStore, source: str, count: int, seed: int, **kwargs: object) -> None:
     chunks = make_chunks(source, count, **kwargs)  # type: ignore[arg-type]
-    generation = store.source_state(NS, source).next_generation
-    store.write(NS, generation, chunks, np.random.default_rng(seed).standard_normal((count, 8)).astype(np.float32))
-    store.commit_source(NS, source, generation)
+    _write(store, chunks, np.random.default_rng(seed).standard_normal((count, 8)).astype(np.float32))
+
+
+def _write(store: DuckDBStore, chunks: list, vectors: np.ndarray, namespace: str = NS, keep: tuple[str, ...] = ()) -> int:  # type: ignore[type-arg]
+    with store.session(namespace) as session:
+        stage = session.stage(chunks[0].source)
+        stage.write(chunks, vectors)
+        stage.keep(keep)
+        return stage.commit()
+
+
+def _rows(store: DuckDBStore) -> int:
+    """Every row of the chunks table, visible or not."""
+    return int(store._cursor().execute("SELECT count(*) FROM chunks").fetchone()[0])
 
 
 def test_plugin_is_discovered() -> None:
@@ -171,7 +183,8 @@ def test_second_process_gets_a_clear_error(tmp_path: Path) -> None:
         with pytest.raises(StoreError) as info:
             DuckDBStore(path=path)
         message = str(info.value)
-        assert str(path) in message and "read_only" in message and "pgvector" in message
+        assert str(path) in message and "read_only" in message and "one process" in message
+        assert "pgvector" not in message  # hints name only what exists
     finally:
         holder.communicate("", timeout=60)
     with DuckDBStore(path=path) as store:  # released with the process
@@ -224,30 +237,35 @@ def test_stats_and_repr(tmp_path: Path) -> None:
         store.checkpoint()
         stats = store.stats(NS)
         assert stats["chunks"] == 4 and stats["sources"] == 1 and stats["documents"] == 1
-        assert stats["dimension"] == 8 and stats["file_size"] > 0 and stats["schema_version"] == 1
+        assert stats["dimension"] == 8 and stats["file_size"] > 0 and stats["schema_version"] == SCHEMA_VERSION == 2
         assert "s.duckdb" in repr(store)
     with pytest.raises(StoreError, match="closed"):
         store.count(NS)
 
 
-def test_aborting_one_source_keeps_another_sources_staged_rows(tmp_path: Path) -> None:
-    # both sources share this thread's staging transaction: aborting one must not roll back the other
+def test_aborting_one_source_keeps_the_other_sources_of_its_group(tmp_path: Path) -> None:
+    # both sources share the session's transaction: aborting one must not drop the other
     with DuckDBStore(path=tmp_path / "kb.duckdb") as store:
         vectors = np.random.default_rng(0).standard_normal((3, 8)).astype(np.float32)
-        store.write(NS, 1, make_chunks("/a.md", 3), vectors)
-        store.write(NS, 1, make_chunks("/b.md", 3), vectors)
-        store.abort_source(NS, "/a.md", 1)
-        store.commit_source(NS, "/b.md", 1)
+        with store.session(NS) as session:
+            a, b = session.stage("/a.md"), session.stage("/b.md")
+            a.write(make_chunks("/a.md", 3), vectors)
+            b.write(make_chunks("/b.md", 3), vectors)
+            a.abort()
+            b.commit()
         assert store.count(NS) == 3
         assert store.sources(NS) == ["/b.md"]
-        # rows staged for /c.md that a commit of /d.md made durable are still removed by aborting /c.md
-        store.write(NS, 1, make_chunks("/c.md", 2), vectors[:2])
-        store.write(NS, 1, make_chunks("/d.md", 2), vectors[:2])
-        store.commit_source(NS, "/d.md", 1)
-        store.abort_source(NS, "/c.md", 1)
-        assert store.count(NS) == 5
-        total = store._cursor().execute("SELECT count(*) FROM chunks").fetchone()[0]
-        assert total == 5
+        # rows of /c.md that a flush made durable (invisible) are removed by aborting /c.md
+        with store.session(NS) as session:
+            c, d = session.stage("/c.md"), session.stage("/d.md")
+            c.write(make_chunks("/c.md", 2), vectors[:2])
+            d.write(make_chunks("/d.md", 2), vectors[:2])
+            d.commit()
+            session.flush()
+            assert store.count(NS) == 5 and _rows(store) == 7
+            c.abort()
+        assert store.count(NS) == 5 and _rows(store) == 5
+        assert store.source_states(NS, ["/c.md"])["/c.md"].next_generation > c.generation
 
 
 def test_a_delete_between_writes_survives_an_abort(tmp_path: Path) -> None:
@@ -255,24 +273,99 @@ def test_a_delete_between_writes_survives_an_abort(tmp_path: Path) -> None:
         _commit(store, "/keep.md", 2, seed=1)
         _commit(store, "/gone.md", 3, seed=2)
         assert store.search(NS, np.ones(8, dtype=np.float32), top_k=10)  # loads the mirror
-        store.write(NS, 1, make_chunks("/new.md", 2), np.ones((2, 8), dtype=np.float32))
-        assert store.delete(NS, parse_filter({"source": "/gone.md"})) == 3
-        store.abort_source(NS, "/new.md", 1)
+        with store.session(NS) as session:
+            stage = session.stage("/new.md")
+            stage.write(make_chunks("/new.md", 2), np.ones((2, 8), dtype=np.float32))
+            session.flush()
+            assert store.delete(NS, parse_filter({"source": "/gone.md"})) == 3
+            stage.abort()
         assert store.count(NS) == 2
         assert {r.source for r in store.search(NS, np.ones(8, dtype=np.float32), top_k=10)} == {"/keep.md"}
-        assert store._cursor().execute("SELECT count(*) FROM chunks").fetchone()[0] == 2
+        assert _rows(store) == 2
     with DuckDBStore(path=tmp_path / "kb.duckdb") as store:
         assert store.sources(NS) == ["/keep.md"]
 
 
-def test_closing_a_second_store_object_keeps_the_first_ones_staged_rows(tmp_path: Path) -> None:
+def test_closing_a_second_store_object_keeps_the_first_ones_session(tmp_path: Path) -> None:
     path = tmp_path / "kb.duckdb"
     with DuckDBStore(path=path) as store:
-        store.write(NS, 1, make_chunks("/a.md", 3), np.ones((3, 8), dtype=np.float32))
-        DuckDBStore(path=path).close()  # same file, same process and thread: shares the staging transaction
-        store.commit_source(NS, "/a.md", 1)
+        with store.session(NS) as session:
+            stage = session.stage("/a.md")
+            stage.write(make_chunks("/a.md", 3), np.ones((3, 8), dtype=np.float32))
+            DuckDBStore(path=path).close()  # same file, same process: shares the database
+            stage.commit()
         assert store.count(NS) == 3
     with DuckDBStore(path=path) as store:
+        assert store.count(NS) == 3
+
+
+def test_many_sources_share_one_transaction_per_flush(tmp_path: Path) -> None:
+    # a flush of 200 new sources is one DuckDB transaction, not two per source
+    with DuckDBStore(path=tmp_path / "g.duckdb") as store:
+        _commit(store, "/seed.md", 1, seed=0)
+        commits = []
+        original = store._transaction
+
+        def counting(cursor):  # type: ignore[no-untyped-def]
+            commits.append(1)
+            return original(cursor)
+
+        store._transaction = counting  # type: ignore[method-assign]
+        with store.session(NS) as session:
+            for i in range(200):
+                stage = session.stage(f"/s{i}.md", store.source_states(NS, [f"/s{i}.md"])[f"/s{i}.md"])
+                stage.write(make_chunks(f"/s{i}.md", 2), np.ones((2, 8), dtype=np.float32))
+                stage.commit()
+        assert len(commits) == 1
+        assert store.count(NS) == 401
+
+
+def test_a_stage_left_open_by_an_earlier_opening_never_shows(tmp_path: Path) -> None:
+    path = tmp_path / "two.duckdb"
+    rng = np.random.default_rng(8)
+    with DuckDBStore(path=path) as store:
+        session = store.session("n")
+        stage = session.stage("/a.md")
+        stage.write(make_chunks("/a.md", 2, texts=["lamp one", "lamp two"]), rng.standard_normal((2, 8)).astype(np.float32))
+        session.flush()  # the rows reach the file, invisible; the process then ends without committing
+    with DuckDBStore(path=path) as store:
+        assert store.count("n") == 0 and _rows(store) == 2
+        state = store.source_states("n", ["/a.md"])["/a.md"]
+        assert not state.exists and state.next_generation > stage.generation
+        assert _write(store, make_chunks("/a.md", 1, part="b", texts=["lamp three"]), rng.standard_normal((1, 8)).astype(np.float32), "n") == 0
+        assert [r.text for r in store.keyword_search("n", "lamp", top_k=10)] == ["lamp three"]
+        assert _rows(store) == 1
+
+
+def test_a_version_1_file_is_upgraded_on_open(tmp_path: Path) -> None:
+    path = tmp_path / "v1.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute("CREATE TABLE ragloom_meta (key VARCHAR NOT NULL, value VARCHAR NOT NULL)")
+    con.execute("INSERT INTO ragloom_meta VALUES ('schema', 'ragloom-duckdb'), ('schema_version', '1'), ('dimension', '8')")
+    con.execute("CREATE TABLE sources (namespace VARCHAR NOT NULL, source VARCHAR NOT NULL, generation BIGINT NOT NULL, max_generation BIGINT NOT NULL)")
+    con.execute(
+        "CREATE TABLE chunks (row_id BIGINT NOT NULL, namespace VARCHAR NOT NULL, source VARCHAR NOT NULL, "
+        "document_id VARCHAR NOT NULL, chunk_id VARCHAR NOT NULL, chunk_index INTEGER NOT NULL, generation BIGINT NOT NULL, "
+        "text VARCHAR NOT NULL, start_offset BIGINT NOT NULL, end_offset BIGINT NOT NULL, metadata JSON, tags VARCHAR[], "
+        "content_hash VARCHAR NOT NULL, vector FLOAT[8] NOT NULL)"
+    )
+    con.execute(
+        "CREATE VIEW visible_chunks AS SELECT c.* FROM chunks c JOIN sources s "
+        "ON c.namespace = s.namespace AND c.source = s.source AND c.generation = s.generation"
+    )
+    con.execute("INSERT INTO sources VALUES ('t', '/old.md', 1, 1)")
+    con.execute("INSERT INTO chunks VALUES (0, 't', '/old.md', 'd', 'd:0', 0, 1, 'old lamp', 0, 8, '{}', [], 'h', [1,0,0,0,0,0,0,0])")
+    con.close()
+    with pytest.raises(StoreError, match="without read_only"):
+        DuckDBStore(DuckDBStoreConfig(read_only=True), path=path)
+    with DuckDBStore(path=path) as store:
+        assert store.stats(NS)["schema_version"] == 2
+        state = store.source_states(NS, ["/old.md"])["/old.md"]
+        assert state.documents == {"d": "h"} and state.metadata == {"d": ""}
+        _commit(store, "/new.md", 2, seed=3, metadata_hash="m")
+        assert store.source_states(NS, ["/new.md"])["/new.md"].metadata == {make_chunks("/new.md", 1)[0].document_id: "m"}
+        assert {r.source for r in store.search(NS, np.ones(8, dtype=np.float32), top_k=10)} == {"/old.md", "/new.md"}
+    with DuckDBStore(DuckDBStoreConfig(read_only=True), path=path) as store:
         assert store.count(NS) == 3
 
 
@@ -281,8 +374,7 @@ def test_vectors_are_stored_without_float_compression(tmp_path: Path) -> None:
     path = tmp_path / "v.duckdb"
     rng = np.random.default_rng(5)
     with DuckDBStore(path=path) as store:
-        store.write("n", 1, make_chunks("/a.md", 3000), rng.standard_normal((3000, 16)).astype(np.float32))
-        store.commit_source("n", "/a.md", 1)
+        _write(store, make_chunks("/a.md", 3000), rng.standard_normal((3000, 16)).astype(np.float32), "n")
         store.checkpoint()
     con = duckdb.connect(str(path), read_only=True)
     try:
@@ -298,32 +390,31 @@ def test_vectors_are_stored_without_float_compression(tmp_path: Path) -> None:
 
 
 def test_first_and_repeated_commits_keep_the_read_caches_in_step(tmp_path: Path) -> None:
-    # a new source's first commit uses the row ids its writes recorded instead of scanning the
-    # table; the vector and keyword caches, loaded before the writes, must see exactly its rows
+    # the vector and keyword caches, loaded before the writes, must see exactly the committed rows
     rng = np.random.default_rng(7)
     with DuckDBStore(path=tmp_path / "c.duckdb") as store:
-        store.write("n", 1, make_chunks("/seed.md", 2, texts=["seed one", "seed two"]), rng.standard_normal((2, 8)).astype(np.float32))
-        store.commit_source("n", "/seed.md", 1)
+        _write(store, make_chunks("/seed.md", 2, texts=["seed one", "seed two"]), rng.standard_normal((2, 8)).astype(np.float32), "n")
         assert len(store.search("n", rng.standard_normal(8).astype(np.float32), top_k=10)) == 2  # loads the vector cache
         assert store.keyword_search("n", "seed", top_k=10)  # builds the keyword index
-        mixed = make_chunks("/a.md", 3, texts=["alpha lamp", "alpha desk", "alpha wall"]) + make_chunks(
-            "/b.md", 2, texts=["beta lamp", "beta desk"]
-        )
-        store.write("n", 1, mixed, rng.standard_normal((5, 8)).astype(np.float32))  # two sources in one batch
-        store.write("n", 1, make_chunks("/a.md", 1, part="extra", texts=["alpha extra"]), rng.standard_normal((1, 8)).astype(np.float32))
-        assert store.commit_source("n", "/a.md", 1) == 0
-        assert {r.source for r in store.keyword_search("n", "alpha", top_k=10)} == {"/a.md"}
-        assert len(store.keyword_search("n", "alpha", top_k=10)) == 4
-        assert store.keyword_search("n", "beta", top_k=10) == []  # /b.md is still staged
-        store.commit_source("n", "/b.md", 1)
+        with store.session("n") as session:
+            a, b = session.stage("/a.md"), session.stage("/b.md")
+            a.write(make_chunks("/a.md", 3, texts=["alpha lamp", "alpha desk", "alpha wall"]), rng.standard_normal((3, 8)).astype(np.float32))
+            b.write(make_chunks("/b.md", 2, texts=["beta lamp", "beta desk"]), rng.standard_normal((2, 8)).astype(np.float32))
+            a.write(make_chunks("/a.md", 1, part="extra", texts=["alpha extra"]), rng.standard_normal((1, 8)).astype(np.float32))
+            assert a.commit() == 0
+            session.flush()
+            assert {r.source for r in store.keyword_search("n", "alpha", top_k=10)} == {"/a.md"}
+            assert len(store.keyword_search("n", "alpha", top_k=10)) == 4
+            assert store.keyword_search("n", "beta", top_k=10) == []  # /b.md is still staged
+            b.commit()
         assert len(store.keyword_search("n", "beta", top_k=10)) == 2
         assert store.count("n") == 2 + 4 + 2
         # a second generation of /a.md keeps one document and replaces the others
-        state = store.source_state("n", "/a.md")
+        state = store.source_states("n", ["/a.md"])["/a.md"]
         keep = next(iter(state.documents))
-        store.write("n", state.next_generation, make_chunks("/a.md", 1, part="new", texts=["alpha fresh"]), rng.standard_normal((1, 8)).astype(np.float32))
-        removed = store.commit_source("n", "/a.md", state.next_generation, keep_document_ids=[keep])
-        assert removed == 4 - sum(1 for r in store.keyword_search("n", "alpha", top_k=10) if r.document_id == keep)
+        kept = sum(1 for r in store.keyword_search("n", "alpha", top_k=10) if r.document_id == keep)
+        removed = _write(store, make_chunks("/a.md", 1, part="new", texts=["alpha fresh"]), rng.standard_normal((1, 8)).astype(np.float32), "n", (keep,))
+        assert removed == 4 - kept
         texts = sorted(r.text for r in store.keyword_search("n", "alpha", top_k=10))
         assert "alpha fresh" in texts and len(texts) == store.count("n") - 4
         hits = store.search("n", rng.standard_normal(8).astype(np.float32), top_k=100)
@@ -333,15 +424,3 @@ def test_first_and_repeated_commits_keep_the_read_caches_in_step(tmp_path: Path)
         assert sorted(r.text for r in reopened.keyword_search("n", "alpha", top_k=10)) == texts
 
 
-def test_a_generation_written_across_two_openings_commits_whole(tmp_path: Path) -> None:
-    # rows staged through an earlier opening of the file are committed and searchable with the rest
-    path = tmp_path / "two.duckdb"
-    rng = np.random.default_rng(8)
-    with DuckDBStore(path=path) as store:
-        store.write("n", 1, make_chunks("/a.md", 2, texts=["lamp one", "lamp two"]), rng.standard_normal((2, 8)).astype(np.float32))
-    with DuckDBStore(path=path) as store:
-        store.search("n", rng.standard_normal(8).astype(np.float32), top_k=1)  # loads the vector cache with the staged rows
-        store.write("n", 1, make_chunks("/a.md", 1, part="b", texts=["lamp three"]), rng.standard_normal((1, 8)).astype(np.float32))
-        store.commit_source("n", "/a.md", 1)
-        assert len(store.search("n", rng.standard_normal(8).astype(np.float32), top_k=10)) == 3
-        assert len(store.keyword_search("n", "lamp", top_k=10)) == 3

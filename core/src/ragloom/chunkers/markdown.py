@@ -24,8 +24,8 @@ from bisect import bisect_left, bisect_right
 import attrs
 
 from ragloom.chunkers.base import check_separators, check_sizes, fingerprint_of, spans_to_chunks
+from ragloom.chunkers.packing import DEFAULT_SEPARATORS
 from ragloom.chunkers.pieces import pack, split_ends, trimmed_spans
-from ragloom.chunkers.recursive import DEFAULT_SEPARATORS
 from ragloom.types import Chunk, Document
 
 _FRONTMATTER = re.compile(r"\A(?:---|\+\+\+)[ \t]*\r?\n")

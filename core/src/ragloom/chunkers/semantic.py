@@ -23,14 +23,14 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from typing import Any, Literal
+from typing import Literal
 
 import attrs
 import numpy as np
 
 from ragloom.chunkers.base import fingerprint_of, spans_to_chunks, trim_span
-from ragloom.chunkers.sentence import sentence_pieces
-from ragloom.embedders.base import embed_in_batches
+from ragloom.chunkers.sentences import sentence_pieces
+from ragloom.embedders.base import Embedder, embed_in_batches
 from ragloom.errors import ConfigError
 from ragloom.types import Chunk, Document
 
@@ -65,7 +65,7 @@ def neighbour_similarities(vectors: np.ndarray) -> np.ndarray:
 class SemanticChunker:
     """Embedding-similarity segmentation bounded by ``min_size`` and ``max_size``."""
 
-    def __init__(self, config: SemanticConfig | None = None, *, embedder: Any):
+    def __init__(self, config: SemanticConfig | None = None, *, embedder: Embedder | None):
         if embedder is None:
             raise ConfigError("the semantic chunker needs the pipeline's embedder")
         self.config = config or SemanticConfig()

@@ -27,9 +27,11 @@ class Embedder(Protocol):
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         """One float32 row per text, shape ``(len(texts), dim)``."""
+        ...
 
     def embed_query(self, text: str) -> np.ndarray:
         """One float32 vector of shape ``(dim,)``."""
+        ...
 
 
 def batched(items: Sequence[str], size: int) -> Iterator[Sequence[str]]:
@@ -49,14 +51,28 @@ def embed_in_batches(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
 
 def check_vectors(embedder: Embedder, vectors: object, expected_rows: int) -> np.ndarray:
     """A float32 ``(rows, dim)`` array, or EmbeddingError naming what came back."""
+    return check_embeddings(vectors, count=expected_rows, dim=embedder.dim, where=f"embedder {embedder.model_id!r}")
+
+
+def check_embeddings(rows: object, *, count: int, dim: int, where: str) -> np.ndarray:
+    """The one check of an embedding answer: ``rows`` as a finite float32 ``(count, dim)`` array.
+
+    Anything else is an EmbeddingError starting with ``where`` (the endpoint or
+    the embedder) and naming what came back — never stored garbage.
+    """
     try:
-        array = np.asarray(vectors, dtype=np.float32)
+        array = np.asarray(rows, dtype=np.float32)
     except (TypeError, ValueError) as exc:
-        raise EmbeddingError(f"embedder {embedder.model_id!r} returned something that is not a numeric array: {exc}") from exc
-    if array.ndim != 2 or array.shape[0] != expected_rows or array.shape[1] != embedder.dim:
+        raise EmbeddingError(f"{where}: the vectors hold non-numeric values (not a numeric matrix): {exc}") from exc
+    if array.ndim != 2:
+        raise EmbeddingError(f"{where}: the answer has shape {array.shape}, expected ({count}, {dim})")
+    if array.shape[0] != count:
+        raise EmbeddingError(f"{where}: {array.shape[0]} embeddings came back for {count} texts (asked for {count})")
+    if array.shape[1] != dim:
         raise EmbeddingError(
-            f"embedder {embedder.model_id!r} returned shape {array.shape}, expected ({expected_rows}, {embedder.dim})"
+            f"{where}: returned vectors of dimension {array.shape[1]}, expected {dim} "
+            f"(the embedder is configured for dimension {dim}; set 'dim' to the model's dimension)"
         )
     if not np.isfinite(array).all():
-        raise EmbeddingError(f"embedder {embedder.model_id!r} returned NaN or infinite values")
+        raise EmbeddingError(f"{where}: returned NaN or infinite values")
     return array

@@ -6,6 +6,12 @@ a time; 429/5xx answers and timeouts are retried with backoff honouring
 ``index``), each of dimension ``dim`` — anything else is an EmbeddingError, never
 stored garbage. ``model_id`` (model, dimension, prefixes) is part of every
 chunk's content hash, so switching models re-embeds.
+
+Without ``api_key``, OpenAI's own endpoint (``api.openai.com``) uses the
+``OPENAI_API_KEY`` environment variable, read when the embedder is built: a
+missing key is a ConfigError then, not a failure at the first ingest. Other
+endpoints (Ollama, vLLM …) get no key unless one is configured, so the OpenAI
+key is never sent to another server.
 """
 
 from __future__ import annotations
@@ -17,13 +23,16 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import numpy as np
 
-from ragloom.config import Secret
-from ragloom.embedders.base import DEFAULT_BATCH_SIZE, batched
-from ragloom.errors import EmbeddingError
-from ragloom.httpclient import check_http_url, post_json
+from ragloom.embedders.base import DEFAULT_BATCH_SIZE, batched, check_embeddings
+from ragloom.errors import ConfigError, EmbeddingError
+from ragloom.httpclient import HTTPOptions, JSONClient
+from ragloom.structuring import Secret
 
 if TYPE_CHECKING:  # imported when an embedder is built: ``import ragloom`` stays light
     import httpx
+
+DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
+OPENAI_HOST = "api.openai.com"
 
 #: Native dimensions of well-known models (``dim`` may be omitted for them).
 KNOWN_DIMENSIONS = {
@@ -37,19 +46,14 @@ KNOWN_DIMENSIONS = {
 
 
 @attrs.frozen(kw_only=True)
-class OpenAIEmbedderConfig:
+class OpenAIEmbedderConfig(HTTPOptions):
     """An OpenAI-compatible embeddings endpoint."""
 
     model: str = attrs.field(default="text-embedding-3-small", validator=attrs.validators.min_len(1))
-    base_url: str = attrs.field(default="https://api.openai.com/v1", validator=check_http_url)
-    api_key: Secret | None = None
     dim: int | None = attrs.field(default=None, validator=attrs.validators.optional(attrs.validators.gt(0)))
     dimensions: int | None = attrs.field(default=None, validator=attrs.validators.optional(attrs.validators.gt(0)))
     batch_size: int = attrs.field(default=DEFAULT_BATCH_SIZE, validator=attrs.validators.gt(0))
     max_concurrency: int = attrs.field(default=4, validator=attrs.validators.gt(0))
-    timeout: float = attrs.field(default=60.0, validator=attrs.validators.gt(0))
-    max_retries: int = attrs.field(default=3, validator=attrs.validators.ge(0))
-    backoff: float = attrs.field(default=0.5, validator=attrs.validators.ge(0))
     query_prefix: str = ""
     document_prefix: str = ""
 
@@ -65,6 +69,23 @@ class OpenAIEmbedderConfig:
         return self.dim or self.dimensions or KNOWN_DIMENSIONS[self.model]
 
 
+def _api_key(config: OpenAIEmbedderConfig) -> str | None:
+    """The configured key; for OpenAI's endpoint without one, ``OPENAI_API_KEY`` (ConfigError when unset)."""
+    if config.api_key is not None:
+        return config.api_key.get()
+    from urllib.parse import urlsplit
+
+    if (urlsplit(config.base_url).hostname or "").lower() != OPENAI_HOST:
+        return None
+    try:
+        return Secret(DEFAULT_API_KEY_ENV).get()
+    except ConfigError:
+        raise ConfigError(
+            f"the openai embedder needs an API key for {config.base_url}: set {DEFAULT_API_KEY_ENV}, "
+            'or api_key = { env = "NAME" } in [embedder] (a local OpenAI-compatible server: set base_url)'
+        ) from None
+
+
 class OpenAIEmbedder:
     """Embeddings over HTTP; accepts an injected httpx.Client."""
 
@@ -76,25 +97,17 @@ class OpenAIEmbedder:
         self.batch_size = config.batch_size * config.max_concurrency
         prefixes = f":q={config.query_prefix!r}:d={config.document_prefix!r}" if config.query_prefix or config.document_prefix else ""
         self.model_id = f"openai:{config.model}:dim={self.dim}{prefixes}"
-        self._api_key = config.api_key.get() if config.api_key is not None else None
-        if client is None:
-            import httpx
-
-            client = httpx.Client(limits=httpx.Limits(max_connections=config.max_concurrency))
-        self._client = client
-        self._url = config.base_url.rstrip("/") + "/embeddings"
+        self._api_key = _api_key(config)
+        headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else None
+        self._http = JSONClient(config, client=client, headers=headers, max_connections=config.max_concurrency)
+        self._url = self._http.url("embeddings")
 
     def _request(self, texts: Sequence[str]) -> np.ndarray:
         c = self.config
         body: dict[str, Any] = {"model": c.model, "input": list(texts), "encoding_format": "float"}
         if c.dimensions is not None:
             body["dimensions"] = c.dimensions
-        headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
-        answer = post_json(
-            self._client, self._url, json=body, headers=headers, timeout=c.timeout,
-            retries=c.max_retries, backoff=c.backoff, error=EmbeddingError,
-        )
-        return self._parse(answer, len(texts))
+        return self._parse(self._http.post("embeddings", body, error=EmbeddingError), len(texts))
 
     def _parse(self, answer: Any, count: int) -> np.ndarray:
         where = f"{self._url} (model {self.config.model!r})"
@@ -103,28 +116,15 @@ class OpenAIEmbedder:
             raise EmbeddingError(f"{where}: the answer has no 'data' list: {str(answer)[:200]}")
         if len(data) != count:
             raise EmbeddingError(f"{where}: asked for {count} embeddings, got {len(data)}")
-        out = np.zeros((count, self.dim), dtype=np.float32)
-        seen = set()
+        rows: list[Any] = [None] * count
         for position, item in enumerate(data):
             if not isinstance(item, dict) or not isinstance(item.get("embedding"), list):
                 raise EmbeddingError(f"{where}: item {position} has no 'embedding' list")
             index = item.get("index", position)
-            if not isinstance(index, int) or not 0 <= index < count or index in seen:
+            if not isinstance(index, int) or not 0 <= index < count or rows[index] is not None:
                 raise EmbeddingError(f"{where}: item {position} has an invalid index {index!r}")
-            seen.add(index)
-            vector = item["embedding"]
-            if len(vector) != self.dim:
-                raise EmbeddingError(
-                    f"{where}: returned vectors of dimension {len(vector)}, but the embedder is configured "
-                    f"for dimension {self.dim}; set 'dim' to the model's dimension"
-                )
-            try:
-                out[index] = np.asarray(vector, dtype=np.float32)
-            except (TypeError, ValueError) as exc:
-                raise EmbeddingError(f"{where}: item {position} holds non-numeric values") from exc
-        if not np.isfinite(out).all():
-            raise EmbeddingError(f"{where}: returned NaN or infinite values")
-        return out
+            rows[index] = item["embedding"]
+        return check_embeddings(rows, count=count, dim=self.dim, where=where)
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         """One row per text; batches run concurrently."""
@@ -143,5 +143,5 @@ class OpenAIEmbedder:
         return self._request([self.config.query_prefix + text])[0]
 
     def close(self) -> None:
-        """Close the HTTP connection pool."""
-        self._client.close()
+        """Close the HTTP connection pool if this embedder opened it."""
+        self._http.close()

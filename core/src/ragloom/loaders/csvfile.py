@@ -18,10 +18,10 @@ from ragloom.loaders.base import (
     DEFAULT_MAX_STREAM_BYTES,
     DEFAULT_MAX_TEXT_CHARS,
     check_text_chars,
+    file_metadata,
     files_of,
     open_limited,
 )
-from ragloom.loaders.text import file_metadata
 from ragloom.types import Document
 
 CSV_SUFFIXES = (".csv", ".tsv")
@@ -132,6 +132,8 @@ class CsvLoader:
     def _rows(self, text: io.TextIOWrapper, sample: str, path: str) -> Iterator[Document]:
         config = self.config
         delimiter = config.delimiter or ("\t" if path.lower().endswith(".tsv") else _sniff_delimiter(sample))
+        if csv.field_size_limit() < config.max_text_chars:  # process-wide; only ever raised, to the documented per-row bound
+            csv.field_size_limit(config.max_text_chars)
         reader = csv.reader(text, delimiter=delimiter, quotechar=config.quotechar, strict=False)
         header: list[str] | None = None
         content: list[str] = []
@@ -140,6 +142,7 @@ class CsvLoader:
         seen_ids: set[str] = set()
         row_number = 0
         while True:
+            first_line = reader.line_num + 1  # the file line where this row starts
             try:
                 values = next(reader)
             except StopIteration:
@@ -149,6 +152,10 @@ class CsvLoader:
                     f"not valid {text.encoding} ({exc.reason})", source=path, position=f"row {row_number + 1}"
                 ) from None
             except csv.Error as exc:
+                if "field limit" in str(exc):
+                    raise LoaderError(
+                        f"a field is over the limit of {config.max_text_chars} characters (max_text_chars)", source=path, position=f"line {reader.line_num}"
+                    ) from None
                 raise LoaderError(f"malformed CSV: {exc}", source=path, position=f"line {reader.line_num}") from None
             if header is None:
                 if config.has_header:
@@ -175,7 +182,7 @@ class CsvLoader:
             if config.skip_empty_rows and not body.strip():
                 continue
             check_text_chars(body, config.max_text_chars, path, position)
-            metadata: dict[str, Any] = {**base_metadata, "row": row_number}
+            metadata: dict[str, Any] = {**base_metadata, "row": row_number, "line": first_line}
             for name in meta_columns:
                 metadata[name] = row.get(name, "")
             part: str | int = row_number

@@ -1,10 +1,16 @@
-"""Choosing a loader per source: by URL scheme, else by file suffix (the ``auto`` loader)."""
+"""The ``auto`` loader: a loader per source, by URL scheme, else by file suffix.
+
+It is registered like any other loader; the pipeline builds it through the
+registry and asks it which files a source expands to and which loader reads
+each (:class:`ragloom.loaders.base.SourceRouter`). Each dispatched loader is
+built once, with its ``[loaders.<name>]`` options from the build context.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -12,14 +18,17 @@ from ragloom.errors import LoaderError
 from ragloom.loaders.base import Loader, is_url, iter_files, suffix_of
 from ragloom.types import Document
 
+if TYPE_CHECKING:
+    from ragloom.plugins import BuildContext
+
 
 class LoaderSet:
     """Every registered loader, built on first use with its configured options."""
 
-    def __init__(self, context: Any, options: dict[str, Any] | None = None):
+    def __init__(self, context: BuildContext, options: dict[str, Any] | None = None):
         self.context = context
         self.registry = context.registry
-        self.options = dict(options or {})
+        self.options = {**context.loader_options, **(options or {})}
         self._built: dict[str, Loader] = {}
         self._by_suffix: dict[str, str] = {}
         self._by_scheme: dict[str, str] = {}
@@ -37,8 +46,8 @@ class LoaderSet:
         if loader is None:
             info = self.registry.get("loader", name)
             config = self.options.get(name)
-            if config is None:
-                config = self.registry.structure_config("loader", name, {}, path=f"$.loaders.{name}")
+            if config is None and info.config is not None:
+                config = self.registry.configure("loader", name, {}, path=f"$.loaders.{name}", name_path=f"$.loaders.{name}").config
             loader = self._built[name] = self.registry.build_from_config(info, config, self.context)
         return loader
 
@@ -56,7 +65,8 @@ class LoaderSet:
         """``(files with a loader, files without one)`` for a file or directory source."""
         if is_url(source) or not Path(source).is_dir():
             return ([source], []) if self.name_for(source) or is_url(source) else ([], [source])
-        loadable, skipped = [], []
+        loadable: list[str] = []
+        skipped: list[str] = []
         for path in iter_files(source):
             (loadable if self.name_for(path) else skipped).append(path)
         return loadable, skipped
@@ -72,6 +82,18 @@ class AutoLoader:
 
     def __init__(self, loaders: LoaderSet):
         self.loaders = loaders
+
+    def expand(self, source: str) -> tuple[list[str], list[str]]:
+        """``(files some loader reads, files none does)`` of a file, directory or URL source."""
+        return self.loaders.expand(source)
+
+    def name_for(self, source: str) -> str | None:
+        """The name of the loader for one file or URL, or None."""
+        return self.loaders.name_for(source)
+
+    def get(self, name: str) -> Loader:
+        """The loader registered as ``name``, built once with its options."""
+        return self.loaders.get(name)
 
     def load(self, source: str) -> Iterator[Document]:
         """Documents of every loadable file under ``source``."""

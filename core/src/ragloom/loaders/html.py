@@ -23,10 +23,10 @@ from ragloom.loaders.base import (
     DEFAULT_MAX_TEXT_CHARS,
     bom_encoding,
     decode_text,
+    file_metadata,
     files_of,
     read_bytes,
 )
-from ragloom.loaders.text import file_metadata
 from ragloom.types import Document
 
 HTML_SUFFIXES = (".html", ".htm", ".xhtml")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ragloom.hookspecs import hookimpl
 from ragloom.loaders.csvfile import CSV_SUFFIXES, CsvLoader, CsvLoaderConfig
@@ -14,43 +14,46 @@ from ragloom.loaders.markdown import MARKDOWN_SUFFIXES, MarkdownLoader, Markdown
 from ragloom.loaders.pdf import PDF_SUFFIXES, PdfLoader, PdfLoaderConfig
 from ragloom.loaders.text import TEXT_SUFFIXES, TextLoader, TextLoaderConfig
 
+if TYPE_CHECKING:
+    from ragloom.plugins import BuildContext
 
-def _text(config: TextLoaderConfig, context: Any) -> TextLoader:
+
+def _text(config: TextLoaderConfig, context: BuildContext) -> TextLoader:
     """Plain text files: UTF-8 with or without BOM, other encodings detected."""
     return TextLoader(config)
 
 
-def _markdown(config: MarkdownLoaderConfig, context: Any) -> MarkdownLoader:
+def _markdown(config: MarkdownLoaderConfig, context: BuildContext) -> MarkdownLoader:
     """Markdown files; YAML frontmatter becomes metadata."""
     return MarkdownLoader(config)
 
 
-def _json(config: JsonLoaderConfig, context: Any) -> JsonLoader:
+def _json(config: JsonLoaderConfig, context: BuildContext) -> JsonLoader:
     """JSON files: one document per file or per array item; chosen fields in metadata."""
     return JsonLoader(config)
 
 
-def _jsonl(config: JsonlLoaderConfig, context: Any) -> JsonlLoader:
+def _jsonl(config: JsonlLoaderConfig, context: BuildContext) -> JsonlLoader:
     """JSON Lines files, streamed: one document per line."""
     return JsonlLoader(config)
 
 
-def _csv(config: CsvLoaderConfig, context: Any) -> CsvLoader:
+def _csv(config: CsvLoaderConfig, context: BuildContext) -> CsvLoader:
     """CSV and TSV files, streamed: one document per row."""
     return CsvLoader(config)
 
 
-def _html(config: HtmlLoaderConfig, context: Any) -> HtmlLoader:
+def _html(config: HtmlLoaderConfig, context: BuildContext) -> HtmlLoader:
     """HTML files: block-aware text; title, description, lang, canonical URL in metadata."""
     return HtmlLoader(config)
 
 
-def _pdf(config: PdfLoaderConfig, context: Any) -> PdfLoader:
+def _pdf(config: PdfLoaderConfig, context: BuildContext) -> PdfLoader:
     """PDF files (pdfminer.six): one document per file or per page; info and page numbers in metadata."""
     return PdfLoader(config)
 
 
-def _auto(config: AutoLoaderConfig, context: Any) -> AutoLoader:
+def _auto(config: AutoLoaderConfig, context: BuildContext) -> AutoLoader:
     """Picks the loader for each file by its suffix (and each URL by its scheme)."""
     return AutoLoader(LoaderSet(context))
 

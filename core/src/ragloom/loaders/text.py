@@ -13,6 +13,7 @@ from ragloom.loaders.base import (
     DEFAULT_MAX_TEXT_CHARS,
     check_text_chars,
     decode_text,
+    file_metadata,
     iter_files,
     read_bytes,
 )
@@ -35,11 +36,6 @@ class TextLoaderConfig:
     detect_encoding: bool = True
     max_file_bytes: int = attrs.field(default=DEFAULT_MAX_FILE_BYTES, validator=attrs.validators.gt(0))
     max_text_chars: int = attrs.field(default=DEFAULT_MAX_TEXT_CHARS, validator=attrs.validators.gt(0))
-
-
-def file_metadata(path: str) -> dict[str, str]:
-    """Metadata every file loader adds."""
-    return {"file_name": Path(path).name}
 
 
 class TextLoader:

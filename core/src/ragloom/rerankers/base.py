@@ -7,9 +7,11 @@ retrieval score kept in ``metadata["retrieval_score"]``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import logging
+from collections.abc import Callable, Sequence
 from typing import Protocol, runtime_checkable
 
+from ragloom.errors import RerankError
 from ragloom.types import Result
 
 
@@ -21,6 +23,7 @@ class Reranker(Protocol):
 
     def rerank(self, query: str, results: Sequence[Result], top_n: int | None = None) -> list[Result]:
         """The best ``top_n`` results, best first."""
+        ...
 
 
 def reranked(result: Result, score: float, **extra_metadata: object) -> Result:
@@ -32,3 +35,30 @@ def reranked(result: Result, score: float, **extra_metadata: object) -> Result:
 def resolve_top_n(configured: int, top_n: int | None) -> int:
     """The per-call ``top_n`` when given, else the configured one."""
     return configured if top_n is None else max(0, int(top_n))
+
+
+def rerank_or_fallback(
+    score: Callable[[], list[Result]],
+    results: Sequence[Result],
+    top_n: int,
+    *,
+    strict: bool,
+    on_error: Callable[[RerankError], object] | None,
+    logger: logging.Logger,
+    what: str,
+) -> list[Result]:
+    """``score()``, or on a RerankError the retrieval order (the shared fallback policy).
+
+    With ``strict`` the error is raised. Otherwise a warning naming ``what`` is
+    logged, ``on_error`` gets the error, and the first ``top_n`` results come
+    back with their retrieval score and ``metadata["rerank_fallback"] = True``.
+    """
+    try:
+        return score()
+    except RerankError as exc:
+        if strict:
+            raise
+        logger.warning("%s failed, keeping retrieval order: %s", what, exc)
+        if on_error is not None:
+            on_error(exc)
+        return [reranked(r, r.metadata.get("retrieval_score", r.score), rerank_fallback=True) for r in results[:top_n]]

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 import attrs
 
 from ragloom.errors import RerankError
-from ragloom.rerankers.base import reranked, resolve_top_n
+from ragloom.rerankers.base import rerank_or_fallback, reranked, resolve_top_n
 from ragloom.types import Result
 
 logger = logging.getLogger(__name__)
@@ -131,16 +131,14 @@ class LLMReranker:
         if not results or n == 0:
             return []
         size = self.config.batch_size
-        try:
+
+        def score() -> list[Result]:
             scores: list[float] = []
             for start in range(0, len(results), size):
                 scores.extend(self._score_batch(query, results[start : start + size]))
-        except RerankError as exc:
-            if self.config.strict:
-                raise
-            logger.warning("%s; keeping retrieval order", exc)
-            if self.on_error is not None:
-                self.on_error(exc)
-            return [reranked(r, r.metadata.get("retrieval_score", r.score), rerank_fallback=True) for r in results[:n]]
-        order = sorted(range(len(results)), key=lambda i: (-scores[i], i))
-        return [reranked(results[i], scores[i]) for i in order[:n]]
+            order = sorted(range(len(results)), key=lambda i: (-scores[i], i))
+            return [reranked(results[i], scores[i]) for i in order[:n]]
+
+        return rerank_or_fallback(
+            score, results, n, strict=self.config.strict, on_error=self.on_error, logger=logger, what="llm reranker"
+        )

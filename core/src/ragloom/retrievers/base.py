@@ -1,18 +1,29 @@
-"""The Retriever contract.
+"""The Retriever contract and what every retriever shares.
 
 ``retrieve(query, *, top_k=None, threshold=None, filter=None)`` returns Results
 best first. ``None`` means "use the configured value". A per-call filter is
 combined (``$and``) with the filter from config. Scores are higher-is-better;
 ``threshold`` drops results scoring below it.
+
+Configs subclass :class:`RetrieverOptions` (``top_k``, ``threshold``,
+``filter``); :class:`Scope` resolves the per-call values over them, in one place.
 """
 
 from __future__ import annotations
 
-from typing import Any, Protocol, runtime_checkable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from ragloom.errors import DimensionMismatchError
-from ragloom.filters import parse_filter
+import attrs
+import numpy as np
+
+from ragloom.errors import ConfigError, DimensionMismatchError
+from ragloom.filters import FilterNode, combine, parse_filter
+from ragloom.stores.base import KEYWORD_SEARCH, Store
 from ragloom.types import Result
+
+if TYPE_CHECKING:
+    from ragloom.embedders.base import Embedder
 
 
 @runtime_checkable
@@ -21,6 +32,7 @@ class Retriever(Protocol):
 
     def retrieve(self, query: str, *, top_k: int | None = None, threshold: float | None = None, filter: Any = None) -> list[Result]:
         """Results, best first."""
+        ...
 
 
 def check_filter(_instance: Any, _attribute: Any, value: Any) -> None:
@@ -28,10 +40,59 @@ def check_filter(_instance: Any, _attribute: Any, value: Any) -> None:
     parse_filter(value)
 
 
-def embed_query(embedder: Any, store: Any, query: str) -> Any:
+@attrs.frozen(kw_only=True)
+class RetrieverOptions:
+    """``top_k`` results with score >= ``threshold`` (if set), restricted by ``filter``."""
+
+    top_k: int = attrs.field(default=5, validator=attrs.validators.gt(0))
+    threshold: float | None = None
+    filter: dict[str, Any] | None = attrs.field(default=None, validator=check_filter)
+
+
+@attrs.frozen
+class Request:
+    """One call's resolved values: ``top_k``, ``threshold`` and the combined filter."""
+
+    top_k: int
+    threshold: float | None
+    filter: FilterNode | None
+
+    def keep(self, results: Iterable[Result]) -> list[Result]:
+        """The results scoring at least ``threshold`` (all of them without one)."""
+        if self.threshold is None:
+            return list(results)
+        cutoff = self.threshold
+        return [r for r in results if r.score >= cutoff]
+
+
+class Scope:
+    """Resolves per-call ``top_k`` / ``threshold`` / ``filter`` over a retriever's configured ones."""
+
+    def __init__(self, options: RetrieverOptions):
+        self.options = options
+        self.filter = parse_filter(options.filter)
+
+    def __call__(self, top_k: int | None = None, threshold: float | None = None, filter: Any = None) -> Request:
+        return Request(
+            top_k=top_k if top_k is not None else self.options.top_k,
+            threshold=threshold if threshold is not None else self.options.threshold,
+            filter=combine(self.filter, filter),
+        )
+
+
+def embed_query(embedder: Embedder, store: Store, query: str) -> np.ndarray:
     """The query's vector; DimensionMismatchError when it does not fit the store's vectors."""
     vector = embedder.embed_query(query)
     store_dim = store.dimension()
     if store_dim is not None and store_dim != len(vector):
         raise DimensionMismatchError(store_dim=store_dim, embedder_dim=len(vector))
     return vector
+
+
+def require_keyword_search(store: Store, what: str) -> None:
+    """ConfigError unless the store declares the ``keyword_search`` capability."""
+    if KEYWORD_SEARCH not in getattr(store, "capabilities", frozenset()):
+        raise ConfigError(
+            f"the {what} retriever needs a store with keyword search; {type(store).__name__} does not declare "
+            "the 'keyword_search' capability (the memory and duckdb stores do)"
+        )

@@ -25,10 +25,11 @@ import attrs
 import numpy as np
 
 from ragloom.analysis import Analyzer, AnalyzerConfig
-from ragloom.filters import combine, parse_filter
+from ragloom.embedders.base import Embedder
+from ragloom.filters import FilterNode
 from ragloom.retrievers import fusion
-from ragloom.retrievers.base import check_filter, embed_query
-from ragloom.retrievers.bm25 import require_keyword_search
+from ragloom.retrievers.base import RetrieverOptions, Scope, embed_query, require_keyword_search
+from ragloom.stores.base import KeywordSearchStore, Store
 from ragloom.types import Result
 
 
@@ -66,12 +67,9 @@ class HybridWeights:
 
 
 @attrs.frozen(kw_only=True)
-class HybridConfig:
+class HybridConfig(RetrieverOptions):
     """Fuse ``candidates`` BM25 hits and ``candidates`` vector hits into ``top_k`` results."""
 
-    top_k: int = attrs.field(default=5, validator=attrs.validators.gt(0))
-    threshold: float | None = None
-    filter: dict[str, Any] | None = attrs.field(default=None, validator=check_filter)
     mode: Literal["auto", "rrf", "convex"] = "auto"
     rrf_k: int = attrs.field(default=60, validator=attrs.validators.ge(0))
     weights: HybridWeights = attrs.field(factory=HybridWeights)
@@ -91,32 +89,30 @@ def _normalise(scores: dict[str, float]) -> dict[str, float]:
 class HybridRetriever:
     """BM25 (the store's own keyword search) + vector search, fused by RRF or a convex combination."""
 
-    def __init__(self, config: HybridConfig, *, store: Any, embedder: Any, namespace: str):
+    def __init__(self, config: HybridConfig, *, store: Store, embedder: Embedder, namespace: str):
         require_keyword_search(store, "hybrid")
         self.config = config
-        self.store = store
+        self.store: KeywordSearchStore = store  # type: ignore[assignment]  # the capability is checked above
         self.embedder = embedder
         self.namespace = namespace
-        self._filter = parse_filter(config.filter)
+        self._scope = Scope(config)
 
-    def _vector_hits(self, query: str, fetch: int, filter: Any) -> list[Result]:
+    def _vector_hits(self, query: str, fetch: int, filter: FilterNode | None) -> list[Result]:
         vector = embed_query(self.embedder, self.store, query)
         return list(self.store.search(self.namespace, vector, top_k=fetch, filter=filter))
 
     def retrieve(self, query: str, *, top_k: int | None = None, threshold: float | None = None, filter: Any = None) -> list[Result]:
         """Fused results, best first."""
         c = self.config
-        k = top_k if top_k is not None else c.top_k
-        cutoff = threshold if threshold is not None else c.threshold
-        fetch = max(c.candidates, k)
-        where = combine(self._filter, filter)
+        request = self._scope(top_k, threshold, filter)
+        fetch = max(c.candidates, request.top_k)
+        where = request.filter
         keyword = list(self.store.keyword_search(self.namespace, query, top_k=fetch, filter=where)) if c.weights.bm25 > 0 else []
         vector = self._vector_hits(query, fetch, where) if c.weights.vector > 0 else []
         ceiling = keyword_ceiling(self.store, self.namespace, query) if c.mode == "auto" and keyword else 0.0
-        results = self.fuse(keyword, vector, limit=k, keyword_ceiling=ceiling, complete_keyword=len(keyword) < fetch)
-        if cutoff is not None:
-            results = [r for r in results if r.score >= cutoff]
-        return results
+        return request.keep(
+            self.fuse(keyword, vector, limit=request.top_k, keyword_ceiling=ceiling, complete_keyword=len(keyword) < fetch)
+        )
 
     def fuse(
         self,

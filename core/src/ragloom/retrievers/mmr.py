@@ -16,14 +16,11 @@ from typing import Any
 
 import attrs
 import numpy as np
-from cattrs.gen import make_dict_structure_fn
 
-from ragloom.config import converter
-from ragloom.embedders.base import embed_in_batches
+from ragloom.embedders.base import Embedder, embed_in_batches
 from ragloom.errors import ConfigError
-from ragloom.filters import combine, parse_filter
-from ragloom.retrievers.base import check_filter, embed_query
-from ragloom.stores.base import VECTORS, normalize_rows
+from ragloom.retrievers.base import RetrieverOptions, Scope, embed_query
+from ragloom.stores.base import Store, normalize_rows, vector_store
 from ragloom.types import Result
 
 
@@ -33,28 +30,11 @@ def _unit_interval(_instance: Any, attribute: Any, value: float) -> None:
 
 
 @attrs.frozen(kw_only=True)
-class MMRConfig:
+class MMRConfig(RetrieverOptions):
     """``top_k`` diverse results chosen among the ``fetch_k`` nearest (default 3 x top_k)."""
 
-    top_k: int = attrs.field(default=5, validator=attrs.validators.gt(0))
-    threshold: float | None = None
-    filter: dict[str, Any] | None = attrs.field(default=None, validator=check_filter)
     fetch_k: int | None = attrs.field(default=None, validator=attrs.validators.optional(attrs.validators.gt(0)))
-    lambda_mult: float = attrs.field(default=0.5, validator=_unit_interval)
-
-
-_structure_mmr = make_dict_structure_fn(MMRConfig, converter, _cattrs_forbid_extra_keys=True, _cattrs_detailed_validation=True)
-
-
-def _structure_mmr_config(value: Any, cls: type) -> MMRConfig:
-    if isinstance(value, dict) and "lambda" in value:
-        if "lambda_mult" in value:
-            raise ConfigError("give 'lambda' or 'lambda_mult', not both")
-        value = {("lambda_mult" if key == "lambda" else key): item for key, item in value.items()}
-    return _structure_mmr(value, cls)  # type: ignore[no-any-return]
-
-
-converter.register_structure_hook(MMRConfig, _structure_mmr_config)
+    lambda_mult: float = attrs.field(default=0.5, validator=_unit_interval, metadata={"aliases": ("lambda",)})
 
 
 def mmr_select(relevance: np.ndarray, vectors: np.ndarray, k: int, lambda_mult: float) -> list[tuple[int, float]]:
@@ -85,17 +65,18 @@ def mmr_select(relevance: np.ndarray, vectors: np.ndarray, k: int, lambda_mult: 
 class MMRRetriever:
     """Similarity search, then maximal-marginal-relevance re-selection."""
 
-    def __init__(self, config: MMRConfig, *, store: Any, embedder: Any, namespace: str):
+    def __init__(self, config: MMRConfig, *, store: Store, embedder: Embedder, namespace: str):
         self.config = config
         self.store = store
         self.embedder = embedder
         self.namespace = namespace
-        self._filter = parse_filter(config.filter)
+        self._scope = Scope(config)
 
     def _vectors(self, candidates: list[Result]) -> np.ndarray:
         ids = [r.chunk_id for r in candidates]
-        if VECTORS in getattr(self.store, "capabilities", frozenset()):
-            vectors = self.store.get_vectors(self.namespace, ids)
+        with_vectors = vector_store(self.store)
+        if with_vectors is not None:
+            vectors = with_vectors.get_vectors(self.namespace, ids)
         else:
             vectors = embed_in_batches(self.embedder, [r.text for r in candidates])
         return normalize_rows(np.asarray(vectors, dtype=np.float32))
@@ -111,16 +92,14 @@ class MMRRetriever:
     ) -> list[Result]:
         """``top_k`` results balancing relevance and diversity (``lambda_mult`` overrides the config)."""
         c = self.config
-        k = top_k if top_k is not None else c.top_k
-        cutoff = threshold if threshold is not None else c.threshold
+        request = self._scope(top_k, threshold, filter)
+        k = request.top_k
         lam = c.lambda_mult if lambda_mult is None else float(lambda_mult)
         if not 0.0 <= lam <= 1.0:
             raise ConfigError(f"lambda must be between 0 and 1, got {lam!r}")
         fetch = max(c.fetch_k if c.fetch_k is not None else 3 * k, k)
         query_vector = embed_query(self.embedder, self.store, query)
-        candidates = list(self.store.search(self.namespace, query_vector, top_k=fetch, filter=combine(self._filter, filter)))
-        if cutoff is not None:
-            candidates = [r for r in candidates if r.score >= cutoff]
+        candidates = request.keep(self.store.search(self.namespace, query_vector, top_k=fetch, filter=request.filter))
         if not candidates:
             return []
         relevance = np.asarray([r.score for r in candidates], dtype=np.float64)

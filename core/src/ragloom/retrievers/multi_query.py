@@ -19,14 +19,16 @@ import logging
 import re
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from ragloom.errors import ConfigError
-from ragloom.filters import combine, parse_filter
-from ragloom.retrievers.base import check_filter
+from ragloom.retrievers.base import Retriever, RetrieverOptions, Scope
 from ragloom.types import Result
+
+if TYPE_CHECKING:
+    from ragloom.plugins import BuildContext
 
 logger = logging.getLogger(__name__)
 
@@ -54,12 +56,9 @@ def _check_prompt(_instance: Any, attribute: Any, value: str) -> None:
 
 
 @attrs.frozen(kw_only=True)
-class MultiQueryConfig:
+class MultiQueryConfig(RetrieverOptions):
     """Search the query plus up to ``max_queries`` variants on the ``base`` retriever."""
 
-    top_k: int = attrs.field(default=5, validator=attrs.validators.gt(0))
-    threshold: float | None = None
-    filter: dict[str, Any] | None = attrs.field(default=None, validator=check_filter)
     max_queries: int = attrs.field(default=3, validator=attrs.validators.ge(0))
     base: dict[str, Any] = attrs.field(factory=lambda: {"type": "similarity"}, validator=_check_base)
     prompt: str = attrs.field(default=DEFAULT_PROMPT, validator=_check_prompt)
@@ -107,11 +106,11 @@ def llm_expander(generate: Callable[[str], str], prompt: str, n: int) -> Expande
 class MultiQueryRetriever:
     """Query expansion around a base retriever, merged by best score per chunk."""
 
-    def __init__(self, config: MultiQueryConfig, *, base: Any, expander: Expander | None):
+    def __init__(self, config: MultiQueryConfig, *, base: Retriever, expander: Expander | None):
         self.config = config
         self.base = base
         self.expander = expander
-        self._filter = parse_filter(config.filter)
+        self._scope = Scope(config)
 
     def expand(self, query: str) -> list[str]:
         """The queries to search: the original first, then the cleaned variants."""
@@ -130,9 +129,8 @@ class MultiQueryRetriever:
     def retrieve(self, query: str, *, top_k: int | None = None, threshold: float | None = None, filter: Any = None) -> list[Result]:
         """Merged results of every query, best first."""
         c = self.config
-        k = top_k if top_k is not None else c.top_k
-        cutoff = threshold if threshold is not None else c.threshold
-        where = combine(self._filter, filter)
+        request = self._scope(top_k, threshold, filter)
+        k, cutoff, where = request.top_k, request.threshold, request.filter
         queries = self.expand(query)
 
         def run(text: str) -> list[Result]:
@@ -175,7 +173,7 @@ def merge_results(queries: Sequence[str], outcomes: Sequence[Any], k: int) -> li
     return [r.with_score(r.score, matched_queries=matched[r.chunk_id]) for r in ranked]
 
 
-def build_multi_query(config: MultiQueryConfig, context: Any, *, expander: Expander | None = None) -> MultiQueryRetriever:
+def build_multi_query(config: MultiQueryConfig, context: BuildContext, *, expander: Expander | None = None) -> MultiQueryRetriever:
     """The retriever with its base built through the registry and its expander from the LLM."""
     options = {key: value for key, value in config.base.items() if key != "type"}
     base = context.build("retriever", config.base["type"], options, path="$.retriever.base")

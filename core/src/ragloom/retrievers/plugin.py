@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ragloom.hookspecs import hookimpl
 from ragloom.retrievers.bm25 import BM25Retriever, BM25RetrieverConfig
@@ -11,28 +11,34 @@ from ragloom.retrievers.mmr import MMRConfig, MMRRetriever
 from ragloom.retrievers.multi_query import MultiQueryConfig, MultiQueryRetriever, build_multi_query
 from ragloom.retrievers.similarity import SimilarityConfig, SimilarityRetriever
 
+if TYPE_CHECKING:
+    from ragloom.plugins import BuildContext
 
-def _similarity(config: SimilarityConfig, context: Any) -> SimilarityRetriever:
+
+def _similarity(config: SimilarityConfig, context: BuildContext) -> SimilarityRetriever:
     """Dense vector search: top_k nearest chunks, optional threshold and filter."""
-    return SimilarityRetriever(config, store=context.store, embedder=context.embedder, namespace=context.namespace)
+    what = "the similarity retriever"
+    return SimilarityRetriever(config, store=context.require_store(what), embedder=context.require_embedder(what), namespace=context.namespace)
 
 
-def _bm25(config: BM25RetrieverConfig, context: Any) -> BM25Retriever:
+def _bm25(config: BM25RetrieverConfig, context: BuildContext) -> BM25Retriever:
     """Keyword search (BM25) through the store's keyword index."""
-    return BM25Retriever(config, store=context.store, namespace=context.namespace)
+    return BM25Retriever(config, store=context.require_store("the bm25 retriever"), namespace=context.namespace)
 
 
-def _hybrid(config: HybridConfig, context: Any) -> HybridRetriever:
-    """BM25 + vector search, fused per query on scores comparable across queries (or by RRF / min-max)."""
-    return HybridRetriever(config, store=context.store, embedder=context.embedder, namespace=context.namespace)
+def _hybrid(config: HybridConfig, context: BuildContext) -> HybridRetriever:
+    """BM25 + vector search, fused per query on scores comparable across queries (mode "auto", default), "convex" or "rrf"."""
+    what = "the hybrid retriever"
+    return HybridRetriever(config, store=context.require_store(what), embedder=context.require_embedder(what), namespace=context.namespace)
 
 
-def _mmr(config: MMRConfig, context: Any) -> MMRRetriever:
+def _mmr(config: MMRConfig, context: BuildContext) -> MMRRetriever:
     """Maximal marginal relevance: relevant and diverse results among the fetch_k nearest."""
-    return MMRRetriever(config, store=context.store, embedder=context.embedder, namespace=context.namespace)
+    what = "the mmr retriever"
+    return MMRRetriever(config, store=context.require_store(what), embedder=context.require_embedder(what), namespace=context.namespace)
 
 
-def _multi_query(config: MultiQueryConfig, context: Any) -> MultiQueryRetriever:
+def _multi_query(config: MultiQueryConfig, context: BuildContext) -> MultiQueryRetriever:
     """LLM query variants searched concurrently on a base retriever, merged by best score."""
     return build_multi_query(config, context)
 

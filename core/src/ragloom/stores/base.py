@@ -1,12 +1,16 @@
 """The Store contract.
 
-A store keeps chunks with their vectors, per namespace. Writes of a source are
-staged under a *generation* number and become visible all at once in
-:meth:`Store.commit_source`, which also deletes everything else the source
-held (except the documents explicitly kept). So a query never sees a source
-missing or doubled, a crashed ingest leaves only invisible staged rows (cleaned
-by the next commit or abort of that source), and a store without transactions
-can still honour it.
+A store keeps chunks with their vectors, per namespace. Writes go through a
+:class:`WriteSession` (one per ingest call): each source is staged as a new
+*generation* through a :class:`SourceStage` and becomes visible all at once
+when the stage commits, which also drops everything else the source held
+(except the documents explicitly kept or carried with new metadata). A query
+never sees a source missing or doubled; a crashed ingest leaves every source
+wholly old or wholly new; staged rows of an aborted or crashed stage never
+become visible. A session may group many sources into one database
+transaction (the store decides); every committed source is durable and
+visible at the latest when :meth:`WriteSession.flush` or
+:meth:`WriteSession.close` returns.
 
 Required methods are in :class:`Store`. Optional capabilities are declared in
 ``capabilities`` (never guessed):
@@ -14,13 +18,16 @@ Required methods are in :class:`Store`. Optional capabilities are declared in
 - ``"keyword_search"``: ``keyword_search(namespace, query, *, top_k, filter)``;
 - ``"vectors"``: ``get_vectors(namespace, chunk_ids) -> float32 array``.
 
+A store may also offer ``source_counts(namespace) -> {source: chunks}`` (used
+by ``ragloom sources``; without it the counts are left out).
+
 ``filter`` arguments are parsed trees from :mod:`ragloom.filters`; a store that
 cannot evaluate an operator raises :class:`ragloom.errors.FilterError`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import attrs
@@ -33,18 +40,120 @@ KEYWORD_SEARCH = "keyword_search"
 VECTORS = "vectors"
 
 
+def _frozen_mapping(value: Mapping[str, str] | None) -> Mapping[str, str]:
+    return dict(value or {})
+
+
 @attrs.frozen(kw_only=True)
 class SourceState:
-    """What a store holds for one source: its visible generation and document hashes."""
+    """The committed state of one source, as a store reports it.
+
+    ``generation``: the visible generation (0: nothing committed);
+    ``next_generation``: greater than every generation ever staged for the source,
+    crashed runs included; ``documents``: ``{document_id: content hash}``
+    (text + chunker fingerprint + embedder model id); ``metadata``:
+    ``{document_id: metadata hash}`` (document metadata + tags).
+    """
 
     generation: int = 0
     next_generation: int = 1
-    documents: dict[str, str] = attrs.field(factory=dict)
+    documents: Mapping[str, str] = attrs.field(factory=dict, converter=_frozen_mapping)
+    metadata: Mapping[str, str] = attrs.field(factory=dict, converter=_frozen_mapping)
 
     @property
     def exists(self) -> bool:
         """True when the source has a committed generation."""
         return self.generation > 0
+
+
+@runtime_checkable
+class SourceStage(Protocol):
+    """A new generation of one source, being written (from :meth:`WriteSession.stage`).
+
+    Everything staged stays invisible until :meth:`commit`; :meth:`abort` (or a
+    crash) leaves the old generation whole. A stage is used by one thread.
+    """
+
+    source: str
+    generation: int
+    state: SourceState
+
+    def write(self, chunks: Sequence[Chunk], vectors: np.ndarray) -> None:
+        """Stage chunks of this source with their vectors.
+
+        :param chunks: chunks whose ``source`` is this stage's source.
+        :param vectors: float array of shape ``(len(chunks), dim)``; row ``i`` belongs to chunk ``i``.
+        :raises StoreError: on a vector count that does not match the chunks, or a closed stage.
+        :raises DimensionMismatchError: when ``dim`` differs from the store's dimension.
+        """
+
+    def keep(self, document_ids: Collection[str]) -> None:
+        """Carry documents whose stored chunks stay as they are into the new generation.
+
+        :param document_ids: ids of committed documents of this source.
+        :raises StoreError: on a closed stage.
+        """
+
+    def update_metadata(self, chunks: Sequence[Chunk]) -> None:
+        """Carry stored chunks into the new generation with new metadata, nothing re-embedded.
+
+        :param chunks: chunks with the ids and text of committed chunks of this source but
+            new ``metadata`` / ``tags`` / ``metadata_hash``; their stored vectors are kept.
+        :raises StoreError: on a chunk id the source does not hold, or a closed stage.
+        """
+
+    def commit(self) -> int:
+        """Make the new generation the source's visible one, atomically.
+
+        Everything else the source held (documents neither written, kept nor
+        updated, rows of crashed runs) is dropped. The source is durable and
+        visible at the latest when the session's ``flush`` or ``close`` returns.
+
+        :returns: the number of previously visible chunks removed.
+        :raises StoreError: on a closed stage or a database failure.
+        """
+
+    def abort(self) -> None:
+        """Drop this stage's rows; the old generation stays whole. A closed stage ignores it."""
+
+
+@runtime_checkable
+class WriteSession(Protocol):
+    """A unit of durability that may group many sources into one database transaction.
+
+    Each source stays atomic on its own: readers (other threads, processes) see
+    its old generation or its new one, never a mix, never missing, never
+    doubled. A source committed through the session is durable and visible at
+    the latest when :meth:`flush` or :meth:`close` returns (a store may make it
+    visible earlier). A crash (kill -9) at any point leaves every source wholly
+    old or wholly new. Staged rows of an aborted or crashed source never become
+    visible. A session is used by one thread.
+    """
+
+    def stage(self, source: str, state: SourceState | None = None) -> SourceStage:
+        """Start a new generation of ``source``.
+
+        :param source: the source to stage.
+        :param state: the committed state the caller already read with
+            :meth:`Store.source_states` (saves a lookup); None: the store reads it.
+        :returns: the stage; its ``generation`` is at least ``state.next_generation``.
+        :raises StoreError: on a closed session or a read-only store.
+        """
+
+    def flush(self) -> None:
+        """Make every source committed so far durable and visible.
+
+        :raises StoreError: on a database failure (the sources of the failed group stay old).
+        """
+
+    def close(self) -> None:
+        """Flush, then release; stages not committed are aborted. Closing twice does nothing."""
+
+    def __enter__(self) -> WriteSession:
+        """The session itself."""
+
+    def __exit__(self, *exc: object) -> None:
+        """On an exception: abort uncommitted stages and flush the committed ones; then close."""
 
 
 @runtime_checkable
@@ -56,17 +165,21 @@ class Store(Protocol):
     def dimension(self) -> int | None:
         """Dimension of the stored vectors, or None while the store is empty."""
 
-    def source_state(self, namespace: str, source: str) -> SourceState:
-        """Committed generation and ``{document_id: content_hash}`` of a source."""
+    def source_states(self, namespace: str, sources: Sequence[str]) -> dict[str, SourceState]:
+        """Committed state of many sources in one round trip.
 
-    def write(self, namespace: str, generation: int, chunks: Sequence[Chunk], vectors: np.ndarray) -> None:
-        """Stage chunks (row i of ``vectors`` belongs to chunk i); invisible until committed."""
+        :param namespace: the namespace.
+        :param sources: the sources to look up (duplicates allowed).
+        :returns: ``{source: SourceState}`` for every source asked; a source never
+            stored maps to ``SourceState()`` (or one with a higher ``next_generation``).
+        :raises StoreError: on a database failure.
+        """
 
-    def commit_source(self, namespace: str, source: str, generation: int, keep_document_ids: Collection[str] = ()) -> int:
-        """Atomically make ``generation`` the source's visible one; return the chunks removed."""
+    def session(self, namespace: str) -> WriteSession:
+        """Open a write session (a context manager) for ``namespace``.
 
-    def abort_source(self, namespace: str, source: str, generation: int) -> None:
-        """Drop staged rows of an ingest that failed."""
+        :raises StoreError: on a read-only or closed store.
+        """
 
     def delete(self, namespace: str, filter: FilterNode | None) -> int:
         """Delete visible chunks matching ``filter`` (None: the whole namespace); return the count."""
@@ -87,13 +200,8 @@ class Store(Protocol):
         """Release files and connections."""
 
 
-def chunk_metadata_for_result(chunk: Chunk) -> dict[str, Any]:
-    """The metadata a Result carries for a stored chunk."""
-    return dict(chunk.metadata)
-
-
 def check_write(chunks: Sequence[Chunk], vectors: np.ndarray) -> np.ndarray:
-    """The vectors of a ``write`` as float32 ``(len(chunks), dim)``, or StoreError."""
+    """The vectors of a stage's ``write`` as float32 ``(len(chunks), dim)``, or StoreError."""
     from ragloom.errors import StoreError
 
     array = np.asarray(vectors, dtype=np.float32)
@@ -108,3 +216,31 @@ def normalize_rows(vectors: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(array, axis=-1, keepdims=True)
     norms[norms == 0] = 1.0
     return array / norms
+
+
+@runtime_checkable
+class KeywordSearchStore(Store, Protocol):
+    """A store declaring the ``keyword_search`` capability."""
+
+    def keyword_search(self, namespace: str, query: str, *, top_k: int, filter: FilterNode | None = None) -> list[Result]:
+        """Top-k visible chunks by BM25, best first."""
+        ...
+
+
+@runtime_checkable
+class VectorStore(Store, Protocol):
+    """A store declaring the ``vectors`` capability."""
+
+    def get_vectors(self, namespace: str, chunk_ids: Sequence[str]) -> np.ndarray:
+        """float32 vectors of the given chunks, one row per id, in order."""
+        ...
+
+
+def keyword_store(store: Store) -> KeywordSearchStore | None:
+    """``store`` typed as a keyword-search store when it declares the capability, else None."""
+    return store if KEYWORD_SEARCH in store.capabilities else None  # type: ignore[return-value]
+
+
+def vector_store(store: Store) -> VectorStore | None:
+    """``store`` typed as one that returns vectors when it declares the capability, else None."""
+    return store if VECTORS in store.capabilities else None  # type: ignore[return-value]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Hashable, Sequence
 from typing import Any
 
 import attrs
@@ -123,7 +123,7 @@ class MemoryStore:
         if self._size < 4096 or alive * 2 > self._size:
             return
         keep = np.flatnonzero(self._alive[: self._size])
-        renumber = {int(old): new for new, old in enumerate(keep.tolist())}
+        renumber: dict[Hashable, Hashable] = {int(old): new for new, old in enumerate(keep.tolist())}
         for index in self._keyword.values():
             index.remap(renumber)
         self._vectors[: len(keep)] = self._vectors[keep]
@@ -144,56 +144,90 @@ class MemoryStore:
         """Dimension of the stored vectors, or None while empty."""
         return self._dim
 
-    def source_state(self, namespace: str, source: str) -> SourceState:
-        """Committed generation and document hashes of a source."""
+    def _state(self, namespace: str, source: str) -> SourceState:
+        key = (namespace, source)
+        generation = self._committed.get(key, 0)
+        documents: dict[str, str] = {}
+        metadata: dict[str, str] = {}
+        for row in self._rows_by_source.get(key, ()):
+            chunk = self._chunks[row]
+            if chunk is not None and self._visible[row]:
+                documents[chunk.document_id] = chunk.content_hash
+                metadata[chunk.document_id] = chunk.metadata_hash
+        return SourceState(
+            generation=generation if documents or key in self._committed else 0,
+            next_generation=max(generation, self._max_generation.get(key, 0)) + 1,
+            documents=documents,
+            metadata=metadata,
+        )
+
+    def source_states(self, namespace: str, sources: Sequence[str]) -> dict[str, SourceState]:
+        """Committed state of each source (a source never stored maps to ``SourceState()``)."""
+        with self._lock:
+            return {source: self._state(namespace, source) for source in sources}
+
+    def session(self, namespace: str) -> MemorySession:
+        """A write session; commits are visible at once (nothing to make durable)."""
+        return MemorySession(self, namespace)
+
+    def _reserve(self, namespace: str, source: str, state: SourceState) -> int:
+        """A generation above every one handed out for the source."""
         with self._lock:
             key = (namespace, source)
-            generation = self._committed.get(key, 0)
-            documents: dict[str, str] = {}
-            for row in self._rows_by_source.get(key, ()):
-                chunk = self._chunks[row]
-                if chunk is not None and self._visible[row]:
-                    documents[chunk.document_id] = chunk.content_hash
-            return SourceState(
-                generation=generation if documents or key in self._committed else 0,
-                next_generation=max(generation, self._max_generation.get(key, 0)) + 1,
-                documents=documents,
-            )
+            generation = max(state.next_generation, self._committed.get(key, 0) + 1, self._max_generation.get(key, 0) + 1)
+            self._max_generation[key] = generation
+            return generation
 
-    def write(self, namespace: str, generation: int, chunks: Sequence[Chunk], vectors: np.ndarray) -> None:
-        """Stage chunks; they stay invisible until ``commit_source``."""
+    def _append(self, namespace: str, source: str, generation: int, chunks: Sequence[Chunk], normalized: np.ndarray) -> None:
+        """Add invisible rows of a staged generation (``normalized``: unit float32 rows)."""
+        self._check_dim(normalized.shape[1])
+        self._dim = normalized.shape[1]
+        self._grow(len(chunks), normalized.shape[1])
+        start = self._size
+        end = start + len(chunks)
+        self._vectors[start:end] = normalized
+        self._row_namespace[start:end] = self._code(namespace)
+        self._row_generation[start:end] = generation
+        self._visible[start:end] = False
+        self._alive[start:end] = True
+        self._chunks.extend(chunks)
+        self._size = end
+        self._rows_by_source.setdefault((namespace, source), set()).update(range(start, end))
+
+    def _stage_write(self, namespace: str, source: str, generation: int, chunks: Sequence[Chunk], vectors: np.ndarray) -> None:
         array = check_write(chunks, vectors)
         if not chunks:
             return
         with self._lock:
-            self._check_dim(array.shape[1])
-            self._dim = array.shape[1]
-            self._grow(len(chunks), array.shape[1])
-            start = self._size
-            end = start + len(chunks)
-            self._vectors[start:end] = normalize_rows(array)
-            self._row_namespace[start:end] = self._code(namespace)
-            self._row_generation[start:end] = generation
-            self._visible[start:end] = False
-            self._alive[start:end] = True
-            self._chunks.extend(chunks)
-            self._size = end
-            for offset, chunk in enumerate(chunks):
-                key = (namespace, chunk.source)
-                self._rows_by_source.setdefault(key, set()).add(start + offset)
-                if generation > self._max_generation.get(key, 0):
-                    self._max_generation[key] = generation
+            self._append(namespace, source, generation, chunks, normalize_rows(array))
 
-    def commit_source(self, namespace: str, source: str, generation: int, keep_document_ids: Collection[str] = ()) -> int:
-        """Make ``generation`` visible, keep the listed documents, delete the rest of the source."""
-        keep = set(keep_document_ids)
+    def _stage_update(self, namespace: str, source: str, generation: int, chunks: Sequence[Chunk]) -> None:
+        """Stage copies of visible rows with new chunk records (same vectors)."""
+        if not chunks:
+            return
+        with self._lock:
+            by_id = {}
+            for row in self._rows_by_source.get((namespace, source), ()):
+                chunk = self._chunks[row]
+                if chunk is not None and self._visible[row]:
+                    by_id[chunk.id] = row
+            missing = [c.id for c in chunks if c.id not in by_id]
+            if missing:
+                raise StoreError(f"update_metadata of {source}: no stored chunk {', '.join(missing[:5])}")
+            rows = [by_id[c.id] for c in chunks]
+            self._append(namespace, source, generation, chunks, self._vectors[rows].copy())
+
+    def _commit(self, namespace: str, source: str, generation: int, keep: set[str], carried: set[str]) -> int:
+        """Make ``generation`` visible, keep the listed documents, delete the rest of the source.
+
+        Rows of ``carried`` documents (re-staged with new metadata) are dropped without counting as removed.
+        """
         with self._lock:
             key = (namespace, source)
-            rows = list(self._rows_by_source.get(key, ()))
             doomed = []
             shown: list[int] = []
             removed = 0
-            for row in rows:
+            for row in list(self._rows_by_source.get(key, ())):
                 chunk = self._chunks[row]
                 if chunk is None:
                     continue
@@ -204,7 +238,7 @@ class MemoryStore:
                 elif self._visible[row] and chunk.document_id in keep:
                     self._row_generation[row] = generation
                 else:
-                    removed += int(self._visible[row])
+                    removed += int(self._visible[row] and chunk.document_id not in carried)
                     doomed.append(row)
             self._kill(doomed)
             if shown:
@@ -215,8 +249,8 @@ class MemoryStore:
             self._maybe_compact()
             return removed
 
-    def abort_source(self, namespace: str, source: str, generation: int) -> None:
-        """Drop the staged rows of a failed ingest."""
+    def _abort(self, namespace: str, source: str, generation: int) -> None:
+        """Drop the staged rows of a generation."""
         with self._lock:
             rows = [
                 row
@@ -280,7 +314,7 @@ class MemoryStore:
                 return []
             keys = self._matching_rows(namespace, filter).tolist() if filter is not None else None
             hits = index.search(query, top_k=top_k, keys=keys)
-            return [_to_result(self._chunks[row], score) for row, score in hits]  # type: ignore[index, arg-type]
+            return [_to_result(self._chunks[row], score) for row, score in hits]  # type: ignore[index, arg-type, call-overload]
 
     def keyword_ceiling(self, namespace: str, query: str) -> float:
         """The query's best reachable BM25 score in the namespace (see :meth:`BM25Index.ceiling`)."""
@@ -311,6 +345,15 @@ class MemoryStore:
                 for (ns, source), rows in self._rows_by_source.items()
                 if ns == namespace and any(self._visible[r] for r in rows)
             )
+
+    def source_counts(self, namespace: str) -> dict[str, int]:
+        """Visible chunks per source, sorted by source."""
+        with self._lock:
+            counts: dict[str, int] = {}
+            for row in self._matching_rows(namespace, None).tolist():
+                source = self._chunks[row].source  # type: ignore[union-attr]
+                counts[source] = counts.get(source, 0) + 1
+            return dict(sorted(counts.items()))
 
     def count(self, namespace: str) -> int:
         """Visible chunks in the namespace."""
@@ -343,3 +386,99 @@ def _to_result(chunk: Chunk, score: float) -> Result:
         span=(chunk.start, chunk.end),
         tags=chunk.tags,
     )
+
+
+class MemoryStage:
+    """A staged generation of one source in the memory store."""
+
+    def __init__(self, session: MemorySession, source: str, generation: int, state: SourceState):
+        self.source = source
+        self.generation = generation
+        self.state = state
+        self._session = session
+        self._keep: set[str] = set()
+        self._carried: set[str] = set()
+        self._done = False
+
+    def _check(self, action: str) -> None:
+        if self._done:
+            raise StoreError(f"cannot {action}: the stage of {self.source} (generation {self.generation}) is already closed")
+
+    def write(self, chunks: Sequence[Chunk], vectors: np.ndarray) -> None:
+        """Stage chunks; they stay invisible until :meth:`commit`."""
+        self._check("write")
+        _check_sources(self.source, chunks)
+        store = self._session.store
+        store._stage_write(self._session.namespace, self.source, self.generation, chunks, vectors)
+
+    def keep(self, document_ids: Collection[str]) -> None:
+        """Documents whose stored chunks stay in the new generation."""
+        self._check("keep documents")
+        self._keep.update(document_ids)
+
+    def update_metadata(self, chunks: Sequence[Chunk]) -> None:
+        """Carry stored chunks (and their vectors) into the new generation with new metadata."""
+        self._check("update metadata")
+        _check_sources(self.source, chunks)
+        self._session.store._stage_update(self._session.namespace, self.source, self.generation, chunks)
+        self._carried.update(c.document_id for c in chunks)
+
+    def commit(self) -> int:
+        """Make the new generation visible now; return the chunks removed."""
+        self._check("commit")
+        self._done = True
+        self._session._open.pop(id(self), None)
+        return self._session.store._commit(self._session.namespace, self.source, self.generation, self._keep, self._carried)
+
+    def abort(self) -> None:
+        """Drop the staged rows (a closed stage ignores it)."""
+        if self._done:
+            return
+        self._done = True
+        self._session._open.pop(id(self), None)
+        self._session.store._abort(self._session.namespace, self.source, self.generation)
+
+
+class MemorySession:
+    """Write session of the memory store: commits are visible at once; flush has nothing to do."""
+
+    def __init__(self, store: MemoryStore, namespace: str):
+        self.store = store
+        self.namespace = namespace
+        self._open: dict[int, MemoryStage] = {}
+        self._closed = False
+
+    def stage(self, source: str, state: SourceState | None = None) -> MemoryStage:
+        """Start a new generation of ``source``."""
+        if self._closed:
+            raise StoreError("the write session is closed")
+        if state is None:
+            state = self.store.source_states(self.namespace, [source])[source]
+        stage = MemoryStage(self, source, self.store._reserve(self.namespace, source, state), state)
+        self._open[id(stage)] = stage
+        return stage
+
+    def flush(self) -> None:
+        """Nothing to make durable."""
+        if self._closed:
+            raise StoreError("the write session is closed")
+
+    def close(self) -> None:
+        """Abort the stages not committed."""
+        if self._closed:
+            return
+        self._closed = True
+        for stage in list(self._open.values()):
+            stage.abort()
+
+    def __enter__(self) -> MemorySession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _check_sources(source: str, chunks: Sequence[Chunk]) -> None:
+    stray = next((c.source for c in chunks if c.source != source), None)
+    if stray is not None:
+        raise StoreError(f"a chunk of {stray!r} was staged for the source {source!r}")

@@ -2,7 +2,10 @@
 
 A test module subclasses :class:`StoreContract` and provides a ``store``
 fixture yielding a fresh, empty store. Persistent stores also override
-:meth:`StoreContract.reopen` (close the store and open the same data again).
+:meth:`StoreContract.reopen` (close the store and open the same data again)
+and :meth:`StoreContract.child_store_code` (Python source that opens the same
+data in another process, for the kill -9 test); a store that keeps nothing
+across processes sets ``persistent = False`` instead.
 The tests go through the real Store API and through real pipelines built with
 ``Pipeline.builder().store(store).embedder("hash", dim=64)``; the expected
 answers of the filter tests are those of :func:`ragloom.filters.matches`, the
@@ -11,7 +14,12 @@ memory store's evaluator.
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
 import threading
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -38,6 +46,7 @@ def make_chunks(
     metadata: dict[str, Any] | None = None,
     tags: tuple[str, ...] = (),
     content_hash: str = "hash-1",
+    metadata_hash: str = "meta-1",
 ) -> list[Chunk]:
     """``count`` chunks of one document of ``source`` (ids stable, offsets consecutive)."""
     document_id = make_document_id(source, part)
@@ -57,6 +66,7 @@ def make_chunks(
                 metadata={**(metadata or {}), "order": index},
                 tags=tags,
                 content_hash=content_hash,
+                metadata_hash=metadata_hash,
             )
         )
         offset += len(text) + 1
@@ -146,14 +156,54 @@ FILTERS: list[Any] = [
 ]
 
 
+def version_chunks(index: int, version: int) -> tuple[list[Chunk], np.ndarray]:
+    """Chunks and vectors of source ``/kill/s{index}.md`` at ``version`` (chunk count differs per version)."""
+    count = 2 + (index + version) % 4
+    texts = [f"source {index} version {version} chunk {i}" for i in range(count)]
+    chunks = make_chunks(f"/kill/s{index}.md", count, texts=texts, content_hash=f"v{version}")
+    return chunks, _vectors(count, index * 10 + version)
+
+
+def grouped_child(store: Any, sources: int, group: int) -> None:
+    """Body of the kill -9 child: replace every source by version 2, flushing every ``group`` sources.
+
+    Prints ``flushing g`` before and ``flushed g`` after each flush (flushed output,
+    so the parent can kill the child at a chosen point).
+    """
+    states = store.source_states(NS, [f"/kill/s{i}.md" for i in range(sources)])  # one lookup, as the pipeline does
+    with store.session(NS) as session:
+        for index in range(sources):
+            chunks, vectors = version_chunks(index, 2)
+            stage = session.stage(chunks[0].source, states[chunks[0].source])
+            stage.write(chunks, vectors)
+            stage.commit()
+            if (index + 1) % group == 0:
+                number = (index + 1) // group
+                print(f"flushing {number}", flush=True)
+                session.flush()
+                print(f"flushed {number}", flush=True)
+    print("done", flush=True)
+
+
 class StoreContract:
     """Conformance tests for a Store. Subclass and provide a ``store`` fixture."""
+
+    #: False for a store that keeps nothing across processes: the kill -9 test then does not apply.
+    persistent: bool = True
 
     # ------------------------------------------------------------------ hooks
 
     def reopen(self, store: Any) -> Any:
         """Close ``store`` and open the same data again (in-memory stores return it)."""
         return store
+
+    def child_store_code(self, store: Any) -> str:
+        """Python source that binds ``store`` to the same data as ``store`` in a fresh process.
+
+        Required when ``persistent`` is True. The parent closes its store before the
+        child runs and reopens it (:meth:`reopen`) after the child was killed.
+        """
+        raise NotImplementedError(f"{type(self).__name__} must provide child_store_code (or set persistent = False)")
 
     # ------------------------------------------------------------------ helpers
 
@@ -171,10 +221,23 @@ class StoreContract:
 
     @staticmethod
     def _commit(store: Any, chunks: list[Chunk], vectors: np.ndarray, namespace: str = NS, keep: tuple[str, ...] = ()) -> int:
-        source = chunks[0].source
-        generation = store.source_state(namespace, source).next_generation
-        store.write(namespace, generation, chunks, vectors)
-        return store.commit_source(namespace, source, generation, keep)
+        """Stage, write and commit one source in a session of its own; return the chunks removed."""
+        with store.session(namespace) as session:
+            stage = session.stage(chunks[0].source)
+            stage.write(chunks, vectors)
+            stage.keep(keep)
+            return int(stage.commit())
+
+    @staticmethod
+    def _state(store: Any, source: str, namespace: str = NS) -> Any:
+        return store.source_states(namespace, [source])[source]
+
+    @staticmethod
+    def _by_source(store: Any, namespace: str = NS) -> dict[str, list[Any]]:
+        grouped: dict[str, list[Any]] = {}
+        for result in StoreContract._all(store, namespace):
+            grouped.setdefault(result.source, []).append(result)
+        return grouped
 
     def _filter_store(self, store: Any) -> dict[str, Chunk]:
         chunks = {}
@@ -209,46 +272,96 @@ class StoreContract:
         assert store.count(NS) == 0
         assert store.sources(NS) == []
         assert store.search(NS, _unit(0), top_k=5) == []
-        state = store.source_state(NS, "/nowhere.md")
-        assert not state.exists and state.documents == {} and state.next_generation >= 1
+        state = self._state(store, "/nowhere.md")
+        assert not state.exists and state.documents == {} and state.metadata == {} and state.next_generation >= 1
+        assert store.source_states(NS, []) == {}
         assert store.stats(NS)["chunks"] == 0 and store.stats(NS)["sources"] == 0
+
+    def test_source_states_reads_many_sources_at_once(self, store: Any) -> None:
+        self._commit(store, make_chunks("/a.md", 2, content_hash="ha", metadata_hash="ma"), _vectors(2, 1))
+        self._commit(store, make_chunks("/b.md", 1, part="p", content_hash="hb", metadata_hash="mb"), _vectors(1, 2))
+        states = store.source_states(NS, ["/a.md", "/never.md", "/b.md", "/a.md"])
+        assert set(states) == {"/a.md", "/b.md", "/never.md"}
+        assert states["/a.md"].exists and states["/a.md"].documents == {make_document_id("/a.md"): "ha"}
+        assert states["/a.md"].metadata == {make_document_id("/a.md"): "ma"}
+        assert states["/b.md"].documents == {make_document_id("/b.md", "p"): "hb"}
+        assert not states["/never.md"].exists and states["/never.md"].documents == {}
+        assert store.source_states("elsewhere", ["/a.md"])["/a.md"].exists is False
 
     def test_staged_rows_invisible_until_commit(self, store: Any) -> None:
         chunks = make_chunks("/a.md", 3)
-        store.write(NS, 1, chunks, _vectors(3, 1))
-        assert store.count(NS) == 0
-        assert store.search(NS, _unit(0), top_k=10) == []
-        assert store.sources(NS) == []
-        state = store.source_state(NS, "/a.md")
-        assert not state.exists and state.documents == {} and state.next_generation > 1
-        assert store.commit_source(NS, "/a.md", 1) == 0
-        assert store.count(NS) == 3
+        with store.session(NS) as session:
+            stage = session.stage("/a.md")
+            assert stage.source == "/a.md" and stage.generation >= 1 and not stage.state.exists
+            stage.write(chunks, _vectors(3, 1))
+            session.flush()  # flushing commits nothing that is not committed
+            assert store.count(NS) == 0
+            assert store.search(NS, _unit(0), top_k=10) == []
+            assert store.sources(NS) == []
+            if KEYWORD_SEARCH in store.capabilities:
+                assert store.keyword_search(NS, "chunk", top_k=10, filter=None) == []
+            state = self._state(store, "/a.md")
+            assert not state.exists and state.documents == {}
+            assert stage.commit() == 0
+            session.flush()
+            assert store.count(NS) == 3
         assert sorted(self._ids(self._all(store))) == sorted(c.id for c in chunks)
-        state = store.source_state(NS, "/a.md")
-        assert state.generation == 1 and state.exists
+        state = self._state(store, "/a.md")
+        assert state.generation == stage.generation and state.exists
         assert state.documents == {chunks[0].document_id: "hash-1"}
-        assert state.next_generation > 1
+        assert state.metadata == {chunks[0].document_id: "meta-1"}
+        assert state.next_generation > stage.generation
         assert store.sources(NS) == ["/a.md"]
+
+    def test_committed_sources_are_visible_when_flush_returns(self, store: Any) -> None:
+        with store.session(NS) as session:
+            for i in range(5):
+                stage = session.stage(f"/f{i}.md")
+                stage.write(make_chunks(f"/f{i}.md", 2), _vectors(2, i))
+                stage.commit()
+            session.flush()
+            assert store.sources(NS) == [f"/f{i}.md" for i in range(5)] and store.count(NS) == 10
+            stage = session.stage("/late.md")
+            stage.write(make_chunks("/late.md", 1), _vectors(1, 9))
+            stage.commit()
+        # close flushes
+        assert "/late.md" in store.sources(NS) and store.count(NS) == 11
 
     def test_abort_drops_staged_rows(self, store: Any) -> None:
         old = make_chunks("/a.md", 2, content_hash="old")
         self._commit(store, old, _vectors(2, 1))
-        generation = store.source_state(NS, "/a.md").next_generation
-        store.write(NS, generation, make_chunks("/a.md", 5, content_hash="new"), _vectors(5, 2))
-        store.abort_source(NS, "/a.md", generation)
+        with store.session(NS) as session:
+            stage = session.stage("/a.md")
+            stage.write(make_chunks("/a.md", 5, content_hash="new"), _vectors(5, 2))
+            stage.abort()
+            stage.abort()  # a closed stage ignores a second abort
+            with pytest.raises(StoreError):
+                stage.write(make_chunks("/a.md", 1), _vectors(1, 3))
+            with pytest.raises(StoreError):
+                stage.commit()
         assert store.count(NS) == 2
         assert sorted(self._ids(self._all(store))) == sorted(c.id for c in old)
-        state = store.source_state(NS, "/a.md")
+        state = self._state(store, "/a.md")
         assert state.documents == {old[0].document_id: "old"}
+        assert state.next_generation > stage.generation
         # committing a later generation with no rows removes the old one; the aborted rows never return
-        later = state.next_generation
-        assert store.commit_source(NS, "/a.md", later) == 2
+        with store.session(NS) as session:
+            assert session.stage("/a.md").commit() == 2
         assert store.count(NS) == 0
 
-    def test_next_generation_counts_staged_rows_of_a_crashed_run(self, store: Any) -> None:
-        store.write(NS, 7, make_chunks("/a.md", 2), _vectors(2, 1))
-        assert store.source_state(NS, "/a.md").next_generation > 7
-        assert store.count(NS) == 0
+    def test_generations_grow_across_stages(self, store: Any) -> None:
+        with store.session(NS) as session:
+            first = session.stage("/a.md")
+            first.write(make_chunks("/a.md", 2), _vectors(2, 1))
+            first.commit()
+            second = session.stage("/a.md")
+            assert second.generation > first.generation
+            assert second.state.generation == first.generation  # the session's own commit is seen
+            second.write(make_chunks("/a.md", 1, content_hash="two"), _vectors(1, 2))
+            second.commit()
+        state = self._state(store, "/a.md")
+        assert state.generation == second.generation and state.documents == {make_document_id("/a.md"): "two"}
+        assert store.count(NS) == 1
 
     def test_commit_replaces_source_and_keeps_listed_documents(self, store: Any) -> None:
         doc_a = make_chunks("/a.md", 2, part="a", content_hash="a1")
@@ -256,33 +369,246 @@ class StoreContract:
         other = make_chunks("/other.md", 2)
         vectors_b = _vectors(3, 2)
         self._commit(store, other, _vectors(2, 9))
-        store.write(NS, 1, doc_a, _vectors(2, 1))
-        store.write(NS, 1, doc_b, vectors_b)
-        store.commit_source(NS, "/a.md", 1)
+        with store.session(NS) as session:
+            stage = session.stage("/a.md")
+            stage.write(doc_a, _vectors(2, 1))
+            stage.write(doc_b, vectors_b)
+            stage.commit()
         assert store.count(NS) == 7
         new_a = make_chunks("/a.md", 1, part="a", content_hash="a2", texts=["rewritten"])
-        generation = store.source_state(NS, "/a.md").next_generation
-        store.write(NS, generation, new_a, _vectors(1, 3))
-        removed = store.commit_source(NS, "/a.md", generation, [doc_b[0].document_id])
+        removed = self._commit(store, new_a, _vectors(1, 3), keep=(doc_b[0].document_id,))
         assert removed == 2
         results = {r.chunk_id: r for r in self._all(store)}
         assert set(results) == {c.id for c in new_a + doc_b + other}
         assert results[new_a[0].id].text == "rewritten"
-        state = store.source_state(NS, "/a.md")
-        assert state.generation == generation
+        state = self._state(store, "/a.md")
         assert state.documents == {doc_a[0].document_id: "a2", doc_b[0].document_id: "b1"}
         if VECTORS in store.capabilities:
             kept = store.get_vectors(NS, [c.id for c in doc_b])
             np.testing.assert_allclose(kept, vectors_b / np.linalg.norm(vectors_b, axis=1, keepdims=True), rtol=1e-5, atol=1e-6)
 
-    def test_commit_removes_stale_staged_rows(self, store: Any) -> None:
-        store.write(NS, 1, make_chunks("/a.md", 4, content_hash="crashed"), _vectors(4, 1))
-        fresh = make_chunks("/a.md", 2, content_hash="fresh")
-        generation = store.source_state(NS, "/a.md").next_generation
-        store.write(NS, generation, fresh, _vectors(2, 2))
-        store.commit_source(NS, "/a.md", generation)
-        assert store.count(NS) == 2
-        assert store.source_state(NS, "/a.md").documents == {fresh[0].document_id: "fresh"}
+    def test_keep_only_carries_a_source_over_unchanged(self, store: Any) -> None:
+        doc_a = make_chunks("/a.md", 2, part="a")
+        doc_b = make_chunks("/a.md", 2, part="b")
+        with store.session(NS) as session:
+            stage = session.stage("/a.md")
+            stage.write(doc_a + doc_b, _vectors(4, 1))
+            stage.commit()
+        with store.session(NS) as session:
+            stage = session.stage("/a.md")
+            stage.keep([doc_a[0].document_id, doc_b[0].document_id])
+            assert stage.commit() == 0
+        assert sorted(self._ids(self._all(store))) == sorted(c.id for c in doc_a + doc_b)
+        assert self._state(store, "/a.md").generation == stage.generation
+
+    def test_update_metadata_keeps_text_and_vectors(self, store: Any) -> None:
+        chunks = make_chunks("/a.md", 3, metadata={"lang": "en"}, tags=("old",), metadata_hash="m1")
+        other = make_chunks("/a.md", 2, part="other", metadata={"lang": "en"})
+        vectors = _vectors(3, 1) * 4
+        with store.session(NS) as session:
+            stage = session.stage("/a.md")
+            stage.write(chunks + other, np.concatenate([vectors, _vectors(2, 2)]))
+            stage.commit()
+        assert len(self._all(store)) == 5  # read caches (if any) are loaded before the update
+        if KEYWORD_SEARCH in store.capabilities:
+            assert len(store.keyword_search(NS, "chunk", top_k=10, filter=None)) == 5
+        relabelled = make_chunks("/a.md", 3, metadata={"lang": "de", "year": 2026}, tags=("new", "beta"), metadata_hash="m2")
+        with store.session(NS) as session:
+            stage = session.stage("/a.md")
+            stage.update_metadata(relabelled)
+            stage.keep([other[0].document_id])
+            assert stage.commit() == 0
+        results = {r.chunk_id: r for r in self._all(store)}
+        assert set(results) == {c.id for c in chunks + other}
+        for chunk in relabelled:
+            assert results[chunk.id].metadata == chunk.metadata and results[chunk.id].tags == ("new", "beta")
+            assert results[chunk.id].text == chunk.text and results[chunk.id].span == (chunk.start, chunk.end)
+        assert {r.source for r in store.search(NS, _unit(0), top_k=10, filter=parse_filter({"tags": "beta"}))} == {"/a.md"}
+        assert len(store.search(NS, _unit(0), top_k=10, filter=parse_filter({"lang": "de"}))) == 3
+        assert store.search(NS, _unit(0), top_k=10, filter=parse_filter({"tags": "old"})) == []
+        state = self._state(store, "/a.md")
+        assert state.documents[chunks[0].document_id] == "hash-1"
+        assert state.metadata == {chunks[0].document_id: "m2", other[0].document_id: "meta-1"}
+        if VECTORS in store.capabilities:
+            got = store.get_vectors(NS, [c.id for c in chunks])
+            np.testing.assert_allclose(got, vectors / np.linalg.norm(vectors, axis=1, keepdims=True), rtol=1e-5, atol=1e-6)
+        if KEYWORD_SEARCH in store.capabilities:
+            assert len(store.keyword_search(NS, "chunk", top_k=10, filter=None)) == 5
+        store = self.reopen(store)
+        assert {r.chunk_id: (r.metadata, r.tags) for r in self._all(store)} == {k: (v.metadata, v.tags) for k, v in results.items()}
+
+    def test_update_metadata_of_a_document_not_stored_is_a_store_error(self, store: Any) -> None:
+        self._commit(store, make_chunks("/a.md", 2), _vectors(2, 1))
+        with pytest.raises(StoreError), store.session(NS) as session:
+            stage = session.stage("/a.md")
+            stage.update_metadata(make_chunks("/a.md", 1, part="never-stored"))
+            stage.commit()
+        assert store.count(NS) == 2 and self._state(store, "/a.md").metadata == {make_document_id("/a.md"): "meta-1"}
+
+    def test_stage_rejects_chunks_of_another_source(self, store: Any) -> None:
+        with store.session(NS) as session:
+            stage = session.stage("/a.md")
+            with pytest.raises(StoreError):
+                stage.write(make_chunks("/b.md", 1), _vectors(1, 1))
+            stage.abort()
+        assert store.count(NS) == 0
+
+    def test_grouped_sources_are_each_atomic(self, store: Any) -> None:
+        with store.session(NS) as session:
+            for i in range(30):
+                chunks, vectors = version_chunks(i, 1)
+                stage = session.stage(chunks[0].source)
+                stage.write(chunks, vectors)
+                stage.commit()
+        with store.session(NS) as session:
+            aborted = set()
+            for i in range(0, 30, 2):  # half the sources change in one group; some of those abort
+                chunks, vectors = version_chunks(i, 2)
+                stage = session.stage(chunks[0].source, store.source_states(NS, [chunks[0].source])[chunks[0].source])
+                stage.write(chunks[:1], vectors[:1])
+                stage.write(chunks[1:], vectors[1:])
+                if i % 6 == 0:
+                    stage.abort()
+                    aborted.add(i)
+                else:
+                    assert stage.commit() == len(version_chunks(i, 1)[0])
+            # a brand-new source and a removed one in the same group
+            fresh, fresh_vectors = version_chunks(99, 2)
+            stage = session.stage(fresh[0].source)
+            stage.write(fresh, fresh_vectors)
+            stage.commit()
+            emptied = session.stage("/kill/s1.md")
+            assert emptied.commit() == len(version_chunks(1, 1)[0])
+        grouped = self._by_source(store)
+        assert "/kill/s1.md" not in grouped and "/kill/s1.md" not in store.sources(NS)
+        assert self._state(store, "/kill/s1.md").documents == {}
+        for i in [*range(30), 99]:
+            if i == 1:
+                continue
+            version = 2 if (i % 2 == 0 and i not in aborted) or i == 99 else 1
+            expected = version_chunks(i, version)[0]
+            got = grouped[f"/kill/s{i}.md"]
+            assert sorted(r.text for r in got) == sorted(c.text for c in expected), i
+        assert store.count(NS) == sum(len(v) for v in grouped.values())
+
+    def test_exception_in_a_session_aborts_open_stages_and_keeps_committed_ones(self, store: Any) -> None:
+        self._commit(store, make_chunks("/b.md", 2, content_hash="old"), _vectors(2, 1))
+        with pytest.raises(RuntimeError), store.session(NS) as session:
+            done = session.stage("/a.md")
+            done.write(make_chunks("/a.md", 2), _vectors(2, 2))
+            done.commit()
+            broken = session.stage("/b.md")
+            broken.write(make_chunks("/b.md", 4, content_hash="new"), _vectors(4, 3))
+            raise RuntimeError("the loader failed")
+        assert store.sources(NS) == ["/a.md", "/b.md"]
+        assert self._state(store, "/b.md").documents == {make_document_id("/b.md"): "old"}
+        assert store.count(NS) == 4
+        with pytest.raises(StoreError):
+            session.stage("/c.md")
+
+    def test_readers_never_see_a_source_missing_or_doubled_during_grouped_flushes(self, store: Any) -> None:
+        files = 12
+        with store.session(NS) as session:
+            for i in range(files):
+                chunks, vectors = version_chunks(i, 1)
+                stage = session.stage(chunks[0].source)
+                stage.write(chunks, vectors)
+                stage.commit()
+        problems: list[str] = []
+        stop = threading.Event()
+        checks = [0]
+
+        def read_loop() -> None:
+            while not stop.is_set():
+                try:
+                    results = store.search(NS, np.ones(DIM, dtype=np.float32), top_k=500)
+                except Exception as exc:  # noqa: BLE001 - any failure is reported by the test
+                    problems.append(f"{type(exc).__name__}: {exc}")
+                    return
+                by_source: dict[str, set[int]] = {}
+                counts: Counter[str] = Counter()
+                for result in results:
+                    by_source.setdefault(result.source, set()).add(int(result.text.split()[3]))
+                    counts[result.source] += 1
+                if len(by_source) != files:
+                    problems.append(f"saw {len(by_source)} sources")
+                for source, versions in by_source.items():
+                    index = int(source.rsplit("s", 1)[1].split(".")[0])
+                    if len(versions) != 1 or counts[source] != len(version_chunks(index, next(iter(versions)))[0]):
+                        problems.append(f"{source}: versions {versions}, {counts[source]} chunks")
+                checks[0] += 1
+
+        thread = threading.Thread(target=read_loop)
+        thread.start()
+        try:
+            for version in range(2, 8):
+                with store.session(NS) as session:
+                    for i in range(files):
+                        chunks, vectors = version_chunks(i, version)
+                        stage = session.stage(chunks[0].source)
+                        stage.write(chunks, vectors)
+                        stage.commit()
+                        if i % 5 == 4:
+                            session.flush()
+                time.sleep(0.01)
+        finally:
+            stop.set()
+            thread.join(timeout=60)
+        assert not problems, problems[:5]
+        assert checks[0] > 0
+
+    def test_kill_9_during_a_grouped_flush_leaves_every_source_old_or_new(self, store: Any, tmp_path: Path) -> None:
+        if not self.persistent:
+            pytest.skip(f"{type(self).__name__} declares persistent = False: nothing survives a process to check")
+        sources, group = 240, 60
+        states = store.source_states(NS, [f"/kill/s{i}.md" for i in range(sources)])
+        with store.session(NS) as session:
+            for i in range(sources):
+                chunks, vectors = version_chunks(i, 1)
+                stage = session.stage(chunks[0].source, states[chunks[0].source])
+                stage.write(chunks, vectors)
+                stage.commit()
+        code = self.child_store_code(store)
+        store.close()
+        script = f"{code}\nfrom ragloom.testing.store_contract import grouped_child\ngrouped_child(store, {sources}, {group})\n"
+        outcomes = []
+        for flush_number, delay in ((2, 0.0), (3, 0.02)):
+            child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            assert child.stdout is not None
+            flushed = 0
+            killed = False
+            for line in child.stdout:
+                word, _, number = line.strip().partition(" ")
+                if word == "flushed":
+                    flushed = int(number)
+                if word == "flushing" and int(number) == flush_number:
+                    time.sleep(delay)
+                    os.kill(child.pid, signal.SIGKILL)
+                    killed = True
+                    break
+            child.wait(timeout=120)
+            assert killed, child.stderr.read() if child.stderr else "child ended early"
+            outcomes.append(flushed)
+            store = self.reopen(store)
+            grouped = self._by_source(store)
+            assert len(grouped) == sources
+            new = 0
+            for i in range(sources):
+                texts = sorted(r.text for r in grouped[f"/kill/s{i}.md"])
+                versions = {t.split()[3] for t in texts}
+                assert len(versions) == 1, f"source {i} mixes versions {versions}"
+                version = int(versions.pop())
+                assert texts == sorted(c.text for c in version_chunks(i, version)[0]), i
+                if i < flushed * group:
+                    assert version == 2, f"source {i} was flushed before the kill but holds version {version}"
+                new += version == 2
+            assert flushed * group <= new <= (flushed + 1) * group
+            store.close()
+        store = self.reopen(store)
+        # the store still works after the kills: one more pass brings every source to version 2
+        grouped_child(store, sources, group)
+        assert {r.text.split()[3] for r in self._all(store)} == {"2"}
+        assert store.count(NS) == sum(len(version_chunks(i, 2)[0]) for i in range(sources))
 
     def test_delete(self, store: Any) -> None:
         self._commit(store, make_chunks("/a.md", 2), _vectors(2, 1))
@@ -290,8 +616,8 @@ class StoreContract:
         self._commit(store, make_chunks("/c.md", 1), _vectors(1, 3), namespace="elsewhere")
         assert store.delete(NS, parse_filter({"source": "/a.md"})) == 2
         assert store.sources(NS) == ["/b.md"]
-        assert not store.source_state(NS, "/a.md").exists
-        assert store.source_state(NS, "/a.md").next_generation > 1
+        assert not self._state(store, "/a.md").exists
+        assert self._state(store, "/a.md").next_generation > 1
         assert store.delete(NS, None) == 3
         assert store.count(NS) == 0 and store.sources(NS) == []
         assert store.count("elsewhere") == 1
@@ -300,7 +626,7 @@ class StoreContract:
         self._commit(store, make_chunks("/a.md", 2, content_hash="one"), _vectors(2, 1), namespace="one")
         self._commit(store, make_chunks("/a.md", 3, content_hash="two"), _vectors(3, 2), namespace="two")
         assert store.count("one") == 2 and store.count("two") == 3
-        assert store.source_state("one", "/a.md").documents == {make_document_id("/a.md"): "one"}
+        assert self._state(store, "/a.md", "one").documents == {make_document_id("/a.md"): "one"}
         assert len(self._all(store, "one")) == 2
         assert store.sources("three") == [] and store.search("three", _unit(0), top_k=5) == []
         store.delete("one", None)
@@ -310,15 +636,16 @@ class StoreContract:
         assert store.dimension() is None
         self._commit(store, make_chunks("/a.md", 2), _vectors(2, 1))
         assert store.dimension() == DIM
-        with pytest.raises(DimensionMismatchError):
-            store.write(NS, 5, make_chunks("/b.md", 1), _vectors(1, 2, dim=DIM * 2))
+        with pytest.raises(DimensionMismatchError), store.session(NS) as session:
+            session.stage("/b.md").write(make_chunks("/b.md", 1), _vectors(1, 2, dim=DIM * 2))
         with pytest.raises(DimensionMismatchError):
             store.search(NS, np.ones(DIM * 2, dtype=np.float32), top_k=3)
         assert store.count(NS) == 2
 
     def test_write_needs_one_vector_per_chunk(self, store: Any) -> None:
-        with pytest.raises(StoreError):
-            store.write(NS, 1, make_chunks("/a.md", 3), _vectors(2, 1))
+        with pytest.raises(StoreError), store.session(NS) as session:
+            session.stage("/a.md").write(make_chunks("/a.md", 3), _vectors(2, 1))
+        assert store.count(NS) == 0
 
     def test_search_ranks_by_cosine(self, store: Any) -> None:
         chunks = make_chunks("/a.md", 4, metadata={"k": "v"}, tags=("t1", "t2"))
@@ -340,11 +667,14 @@ class StoreContract:
     def test_reopen_keeps_everything(self, store: Any) -> None:
         chunks = make_chunks("/a.md", 3, metadata={"lang": "en"}, content_hash="x")
         self._commit(store, chunks, _vectors(3, 1))
-        store.write(NS, 99, make_chunks("/b.md", 2), _vectors(2, 5))
+        session = store.session(NS)  # left open, as by a process that dies: its staged rows never show
+        stage = session.stage("/b.md")
+        stage.write(make_chunks("/b.md", 2), _vectors(2, 5))
+        session.flush()
         store = self.reopen(store)
-        assert store.count(NS) == 3 and store.dimension() == DIM
-        assert store.source_state(NS, "/a.md").documents == {chunks[0].document_id: "x"}
-        assert store.source_state(NS, "/b.md").next_generation > 99
+        assert store.count(NS) == 3 and store.dimension() == DIM and store.sources(NS) == ["/a.md"]
+        assert self._state(store, "/a.md").documents == {chunks[0].document_id: "x"}
+        assert self._state(store, "/b.md").next_generation > stage.generation
         results = store.search(NS, _unit(0), top_k=5, filter=parse_filter({"lang": "en"}))
         assert sorted(self._ids(results)) == sorted(c.id for c in chunks)
 
@@ -396,7 +726,9 @@ class StoreContract:
         self._commit(store, chunks, _vectors(4, 1))
         other = make_chunks("/b.md", 1, texts=["fox fox fox in another namespace"])
         self._commit(store, other, _vectors(1, 2), namespace="elsewhere")
-        store.write(NS, 50, make_chunks("/c.md", 1, texts=["fox staged but never committed"]), _vectors(1, 3))
+        session = store.session(NS)
+        session.stage("/c.md").write(make_chunks("/c.md", 1, texts=["fox staged but never committed"]), _vectors(1, 3))
+        session.flush()
         results = store.keyword_search(NS, "fox", top_k=10, filter=None)
         assert sorted(self._ids(results)) == sorted([chunks[0].id, chunks[2].id])
         assert all(r.score > 0 for r in results)
@@ -440,6 +772,33 @@ class StoreContract:
         assert second.embedded == 0 and second.unchanged_sources == 4 and second.removed == 0
         assert sorted(self._ids(self._all(store, "default", 64))) == ids
         assert pipeline.query("warm lamp light")
+
+    def test_pipeline_tags_and_metadata_change_without_embedding(self, store: Any, tmp_path: Path) -> None:
+        from ragloom.embedders.hashing import HashEmbedder, HashEmbedderConfig
+
+        class Counting(HashEmbedder):
+            texts = 0
+
+            def embed_documents(self, texts: Any) -> np.ndarray:
+                Counting.texts += len(texts)
+                return super().embed_documents(texts)
+
+        corpus = self._corpus(tmp_path / "corpus", files=3)
+        (corpus / "doc0.md").write_text("---\nstatus: draft\n---\nThe lamp glows warm.", encoding="utf-8")
+        pipeline = Pipeline.builder().store(store).embedder(Counting(HashEmbedderConfig(dim=64))).chunker("recursive", size=120, overlap=0).build()
+        first = pipeline.ingest(corpus)
+        embedded = Counting.texts
+        assert embedded == first.embedded > 0
+        tagged = pipeline.ingest(corpus, tags=["beta"])
+        assert Counting.texts == embedded and tagged.embedded == 0 and tagged.updated == 3
+        assert len(pipeline.query("lamp", top_k=100, filter={"tags": "beta"})) == store.count("default")
+        (corpus / "doc0.md").write_text("---\nstatus: final\n---\nThe lamp glows warm.", encoding="utf-8")
+        plain = pipeline.ingest(corpus)
+        assert plain.embedded == 0 and plain.updated == 3 and plain.removed == 0
+        assert pipeline.query("lamp", top_k=100, filter={"tags": "beta"}) == []
+        assert {r.source for r in pipeline.query("lamp", top_k=100, filter={"status": "final"})} == {str(corpus / "doc0.md")}
+        embedded = Counting.texts
+        assert pipeline.ingest(corpus).unchanged_sources == 3 and Counting.texts == embedded
 
     def test_pipeline_edit_replaces_only_that_source(self, store: Any, tmp_path: Path) -> None:
         corpus = self._corpus(tmp_path / "corpus")

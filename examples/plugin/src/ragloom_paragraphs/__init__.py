@@ -1,14 +1,16 @@
-"""Example ragloom plugin: a chunker that keeps paragraphs whole."""
+"""Example ragloom plugin: a chunker that keeps paragraphs whole.
+
+It imports only ragloom's public plugin API (``ragloom.plugin``), as every
+third-party plugin should; its tests run ``ragloom.testing.ChunkerContract``.
+"""
 
 from __future__ import annotations
 
 import re
-from typing import Any
 
 import attrs
 
-from ragloom import hookimpl
-from ragloom.chunkers import fingerprint_of, spans_to_chunks
+from ragloom.plugin import BuildContext, Chunk, Document, fingerprint_of, hookimpl, spans_to_chunks
 
 _BLANK_LINES = re.compile(r"\n[ \t]*\n")
 
@@ -27,7 +29,8 @@ class ParagraphChunker:
         self.config = config
         self.fingerprint = fingerprint_of("paragraphs", config)
 
-    def chunk(self, document: Any) -> list[Any]:
+    def chunk(self, document: Document) -> list[Chunk]:
+        """Paragraph spans (trimmed), neighbours merged while they fit in ``max_chars``."""
         text = document.text
         spans: list[tuple[int, int]] = []
         start = 0
@@ -44,7 +47,7 @@ class ParagraphChunker:
         return spans_to_chunks(document, spans)
 
 
-def _paragraphs(config: ParagraphsConfig, context: Any) -> ParagraphChunker:
+def _paragraphs(config: ParagraphsConfig, context: BuildContext) -> ParagraphChunker:
     """One chunk per paragraph (blank-line separated), merged up to max_chars."""
     return ParagraphChunker(config)
 

@@ -1,6 +1,6 @@
 """What the Cohere reranker and embedder share: connection options and the authenticated POST.
 
-Calls go through :func:`ragloom.httpclient.post_json`, which retries 429 and
+Calls go through ragloom's :class:`~ragloom.plugin.JSONClient`, which retries 429 and
 5xx answers, timeouts and connection errors with exponential backoff, honours
 ``Retry-After``, and raises the caller's error class with Cohere's own message
 (``{"message": ...}``) and the status code.
@@ -12,9 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from ragloom.config import Secret
-from ragloom.errors import RagloomError
-from ragloom.httpclient import check_http_url, post_json
+from ragloom.plugin import HTTPOptions, JSONClient, RagloomError, Secret, check_http_url
 
 if TYPE_CHECKING:  # httpx is imported when a component is built: plugin discovery stays light
     import httpx
@@ -24,14 +22,11 @@ DEFAULT_API_KEY_ENV = "COHERE_API_KEY"
 
 
 @attrs.frozen(kw_only=True)
-class ConnectionConfig:
-    """Options every Cohere component has: the key, the endpoint, timeouts and retries."""
+class ConnectionConfig(HTTPOptions):
+    """Options every Cohere component has: ragloom's HTTP options with Cohere's endpoint and key variable."""
 
     api_key: Secret = attrs.field(factory=lambda: Secret(DEFAULT_API_KEY_ENV))
     base_url: str = attrs.field(default=DEFAULT_BASE_URL, validator=check_http_url)
-    timeout: float = attrs.field(default=60.0, validator=attrs.validators.gt(0))
-    max_retries: int = attrs.field(default=3, validator=attrs.validators.ge(0))
-    backoff: float = attrs.field(default=0.5, validator=attrs.validators.ge(0))
 
 
 class CohereAPI:
@@ -39,38 +34,18 @@ class CohereAPI:
 
     def __init__(self, config: ConnectionConfig, *, client: httpx.Client | None = None):
         self.config = config
-        self.base_url = config.base_url.rstrip("/")
-        self._headers = {
-            "Authorization": f"Bearer {config.api_key.get()}",
-            "Accept": "application/json",
-            "X-Client-Name": "ragloom",
-        }
-        self._owns_client = client is None
-        if client is None:
-            import httpx
-
-            client = httpx.Client()
-        self.client = client
+        self._http = JSONClient(config, client=client, headers={"Accept": "application/json", "X-Client-Name": "ragloom"})
+        self.base_url = self._http.base_url
+        self.client = self._http.client
 
     def url(self, endpoint: str) -> str:
         """The full URL of a v2 endpoint."""
-        return f"{self.base_url}/v2/{endpoint}"
+        return self._http.url(f"v2/{endpoint}")
 
     def post(self, endpoint: str, body: dict[str, Any], *, error: type[RagloomError]) -> Any:
         """The decoded JSON answer, or ``error`` carrying Cohere's message and the status code."""
-        c = self.config
-        return post_json(
-            self.client,
-            self.url(endpoint),
-            json=body,
-            headers=self._headers,
-            timeout=c.timeout,
-            retries=c.max_retries,
-            backoff=c.backoff,
-            error=error,
-        )
+        return self._http.post(f"v2/{endpoint}", body, error=error)
 
     def close(self) -> None:
         """Close the HTTP connection pool if this object opened it."""
-        if self._owns_client:
-            self.client.close()
+        self._http.close()

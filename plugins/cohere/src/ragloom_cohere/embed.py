@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import attrs
 import numpy as np
 
-from ragloom.embedders.base import batched
-from ragloom.errors import ConfigError, EmbeddingError
+from ragloom.plugin import ConfigError, EmbeddingError, batched, check_embeddings
 from ragloom_cohere.api import CohereAPI, ConnectionConfig
 
 if TYPE_CHECKING:  # httpx is imported when a component is built: plugin discovery stays light
@@ -90,19 +89,7 @@ class CohereEmbedder:
         rows = embeddings.get("float") if isinstance(embeddings, dict) else None
         if not isinstance(rows, list):
             raise EmbeddingError(f"POST {url}: the answer has no 'embeddings.float' list: {str(answer)[:200]}")
-        if len(rows) != len(texts):
-            raise EmbeddingError(f"POST {url}: {len(rows)} embeddings came back for {len(texts)} texts")
-        try:
-            array = np.asarray(rows, dtype=np.float32)
-        except (TypeError, ValueError) as exc:
-            raise EmbeddingError(f"POST {url}: 'embeddings.float' is not a numeric matrix: {exc}") from exc
-        if array.ndim != 2:
-            raise EmbeddingError(f"POST {url}: 'embeddings.float' has shape {array.shape}, expected ({len(texts)}, {self.dim})")
-        if array.shape[1] != self.dim:
-            raise EmbeddingError(f"POST {url}: model {c.model!r} returned vectors of dimension {array.shape[1]}, expected {self.dim}")
-        if not np.isfinite(array).all():
-            raise EmbeddingError(f"POST {url}: model {c.model!r} returned NaN or infinite values")
-        return array
+        return check_embeddings(rows, count=len(texts), dim=self.dim, where=f"POST {url} (model {c.model!r})")
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         """One row per text (``input_type = search_document``), at most 96 texts per call."""

@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from ragloom.hookspecs import hookimpl
+from ragloom.plugin import BuildContext, hookimpl
 from ragloom_cohere.embed import CohereEmbedConfig, CohereEmbedder
 from ragloom_cohere.rerank import CohereRerankConfig, CohereReranker
 
 
-def _cohere_reranker(config: CohereRerankConfig, context: Any) -> CohereReranker:
+def _cohere_reranker(config: CohereRerankConfig, context: BuildContext) -> CohereReranker:
     """Cohere Rerank v2 (rerank-v3.5 by default), batched, with a keep-order fallback."""
     return CohereReranker(config)
 
 
-def _cohere_embedder(config: CohereEmbedConfig, context: Any) -> CohereEmbedder:
+def _cohere_embedder(config: CohereEmbedConfig, context: BuildContext) -> CohereEmbedder:
     """Cohere Embed v2: search_document for chunks, search_query for queries."""
     return CohereEmbedder(config)
 

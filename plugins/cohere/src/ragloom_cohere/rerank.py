@@ -24,9 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from ragloom.errors import RerankError
-from ragloom.rerankers.base import reranked, resolve_top_n
-from ragloom.types import Result
+from ragloom.plugin import RerankError, Result, rerank_or_fallback, reranked, resolve_top_n
 from ragloom_cohere.api import CohereAPI, ConnectionConfig
 
 if TYPE_CHECKING:  # httpx is imported when a component is built: plugin discovery stays light
@@ -114,16 +112,13 @@ class CohereReranker:
         n = resolve_top_n(self.top_n, top_n)
         if not results or n == 0:
             return []
-        try:
-            ranked = self.scores(query, [r.text for r in results], n)
-        except RerankError as exc:
-            if self.config.strict:
-                raise
-            logger.warning("cohere rerank failed, keeping retrieval order: %s", exc)
-            if self.on_error is not None:
-                self.on_error(exc)
-            return [reranked(r, r.metadata.get("retrieval_score", r.score), rerank_fallback=True) for r in results[:n]]
-        return [reranked(results[i], score) for i, score in ranked]
+
+        def score() -> list[Result]:
+            return [reranked(results[i], relevance) for i, relevance in self.scores(query, [r.text for r in results], n)]
+
+        return rerank_or_fallback(
+            score, results, n, strict=self.config.strict, on_error=self.on_error, logger=logger, what="cohere rerank"
+        )
 
     def close(self) -> None:
         """Close the HTTP connection pool if this reranker opened it."""

@@ -6,7 +6,7 @@ from typing import Literal
 
 import attrs
 
-from ragloom.keyword import BM25Config
+from ragloom.plugin import BM25Config
 
 
 @attrs.frozen(kw_only=True)

@@ -17,13 +17,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import attrs
-import numpy as np
-
-from ragloom.errors import StoreError
+from ragloom.plugin import StoreError
 
 SCHEMA_NAME = "ragloom-duckdb"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 #: Settings of every database instance the store opens. Embedding floats do not
 #: compress (ALP/ALPRD analysis made bulk inserts and checkpoints ~1.5x slower and
@@ -36,14 +33,6 @@ SETTINGS = (
     "SET GLOBAL checkpoint_threshold = '256MB'",
     "SET GLOBAL late_materialization_max_rows = 0",
 )
-
-@attrs.define
-class StagedRows:
-    """Row ids one generation of a source was written with, batch by batch."""
-
-    created_source: bool
-    row_ids: list[np.ndarray] = attrs.field(factory=list)
-
 
 _OPEN: dict[str, Database] = {}
 _OPEN_LOCK = threading.Lock()
@@ -64,7 +53,7 @@ def extension_path(name: str) -> str:
     except ImportError as exc:
         raise StoreError(f"the duckdb store needs the {name} extension: pip install duckdb-extension-{name}") from exc
     duckdb = _import_duckdb()
-    folder = Path(module.__file__).parent / "extensions"
+    folder = Path(module.__file__ or ".").parent / "extensions"
     exact = sorted(glob.glob(str(folder / f"v{duckdb.__version__}" / "*.duckdb_extension")))
     found = exact or sorted(glob.glob(str(folder / "*" / "*.duckdb_extension")))
     if not found:
@@ -89,9 +78,6 @@ class Database:
         self.mirror: Any = None
         self.keyword: dict[str, Any] = {}
         self.hnsw_ready = False
-        #: per (namespace, source, generation) written through this opening and not yet committed:
-        #: its row ids, and whether those writes created the source (then they are all of its rows)
-        self.staged: dict[tuple[str, str, int], StagedRows] = {}
         self._local = threading.local()
         config: dict[str, Any] = {}
         if threads is not None:
@@ -119,13 +105,13 @@ class Database:
                 if read_only and not os.path.exists(path):
                     raise StoreError(f"cannot open DuckDB store {path} read-only: no such file")
                 if not read_only:
-                    Path(path).parent.mkdir(parents=True, exist_ok=True)
+                    _make_parent(path)
                 mode = " (READ_ONLY)" if read_only else ""
                 self.con.execute(f"ATTACH {_quote(path)} AS ragloom_store{mode}")
                 self.con.execute("USE ragloom_store")
         except duckdb.Error as exc:
             self.con.close()
-            raise _open_error(path, exc) from exc
+            raise _open_error(path, exc, read_only=read_only) from exc
         except BaseException:
             self.con.close()
             raise
@@ -172,27 +158,53 @@ class Database:
         self.con.close()
 
 
-def _open_error(path: str, exc: Exception) -> StoreError:
+def _make_parent(path: str) -> None:
+    """Create the folder of a store file; StoreError when the machine refuses (under /proc, a parent that is a file)."""
+    try:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreError(f"cannot create the folder of DuckDB store {path}: {exc.strerror or exc} ({exc.filename})") from None
+
+
+def _held_by_readers(path: str) -> bool:
+    """True when the file can be opened read-only now: whoever holds its lock only reads."""
+    try:
+        probe = _import_duckdb().connect(path, read_only=True)
+    except Exception:  # noqa: BLE001 - any failure means a writer holds it (or it cannot be read at all)
+        return False
+    probe.close()
+    return True
+
+
+def _open_error(path: str, exc: Exception, *, read_only: bool = False) -> StoreError:
     text = str(exc)
+    if "lock" in text.lower() and not read_only and _held_by_readers(path):
+        return StoreError(
+            f"DuckDB store {path} is open read-only in another process ({text.strip().splitlines()[0]}); "
+            "a writer needs the file to itself: close the readers first, or open this one with read_only = true in [store]"
+        )
     if "lock" in text.lower():
         return StoreError(
             f"DuckDB store {path} is open for writing in another process ({text.strip().splitlines()[0]}); "
             "processes can share one file only when all of them open it with read_only = true in [store] (queries only); "
-            "for many writers use the pgvector store"
+            "otherwise let one process do the writes and the queries"
         )
     return StoreError(f"cannot open DuckDB store {path}: {text}")
 
 
 def acquire(path: str, *, read_only: bool, threads: int | None) -> Database:
     """The shared Database of ``path`` (opened on first use)."""
+    if "\x00" in path:
+        raise StoreError(f"DuckDB store path {path!r} contains a NUL byte")
     if path == ":memory:":
         database = Database(path, read_only=False, threads=threads)
         database.refs = 1
         return database
     key = os.path.realpath(path)
     with _OPEN_LOCK:
-        database = _OPEN.get(key)
-        if database is not None:
+        shared = _OPEN.get(key)
+        if shared is not None:
+            database = shared
             if database.read_only != read_only:
                 mode = "read-only" if database.read_only else "read-write"
                 raise StoreError(f"DuckDB store {path} is already open {mode} in this process; open it the same way")

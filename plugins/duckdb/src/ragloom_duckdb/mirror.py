@@ -67,7 +67,7 @@ class VectorMirror:
         self._reserve(count)
         start, end = self.size, self.size + count
         self.row_ids[start:end] = row_ids
-        self.namespaces[start:end] = self.code(namespaces, create=True)
+        self.namespaces[start:end] = self.code(namespaces, create=True) or 0  # create=True always gives a code
         self.visible[start:end] = visible
         self.vectors[start:end] = vectors
         self.payloads.extend(payloads)

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from ragloom.hookspecs import hookimpl
+from ragloom.plugin import BuildContext, Store, hookimpl
 from ragloom_duckdb.config import DuckDBStoreConfig
 
 
-def _duckdb(config: DuckDBStoreConfig, context: Any) -> Any:
+def _duckdb(config: DuckDBStoreConfig, context: BuildContext) -> Store:
     """One DuckDB file: exact or HNSW vector search, BM25 keyword search, crash-safe writes."""
     from ragloom_duckdb.store import DuckDBStore
 

@@ -7,7 +7,8 @@
             generation, max_generation) generation ever staged
     chunks(row_id, namespace, source, document_id, chunk_id, chunk_index,
            generation, text, start_offset, end_offset,
-           metadata JSON, tags VARCHAR[], content_hash, vector FLOAT[dim])
+           metadata JSON, tags VARCHAR[], content_hash, vector FLOAT[dim],
+           metadata_hash)
     visible_chunks                     view: the chunks whose generation is their
                                        source's committed one
 
@@ -15,14 +16,16 @@ A row is visible exactly when its generation is the committed generation of its
 source, so a commit changes one ``sources`` row (plus the relabelled kept
 documents) instead of updating every new row. ``chunks`` and the view are
 created by the first write, when the dimension is known. Vectors are stored
-L2-normalised.
+L2-normalised. ``content_hash`` covers a document's text, chunker and embedder;
+``metadata_hash`` its metadata and tags (schema version 2 added it: a version 1
+file gains the column, empty, when opened writable).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ragloom.errors import StoreError
+from ragloom.plugin import StoreError
 from ragloom_duckdb.database import SCHEMA_NAME, SCHEMA_VERSION
 
 CHUNK_COLUMNS = (
@@ -40,6 +43,7 @@ CHUNK_COLUMNS = (
     "tags",
     "content_hash",
     "vector",
+    "metadata_hash",
 )
 
 
@@ -50,7 +54,7 @@ def chunks_ddl(dim: int) -> str:
         "document_id VARCHAR NOT NULL, chunk_id VARCHAR NOT NULL, chunk_index INTEGER NOT NULL, "
         "generation BIGINT NOT NULL, text VARCHAR NOT NULL, "
         "start_offset BIGINT NOT NULL, end_offset BIGINT NOT NULL, metadata JSON, tags VARCHAR[], "
-        f"content_hash VARCHAR NOT NULL, vector FLOAT[{int(dim)}] NOT NULL)"
+        f"content_hash VARCHAR NOT NULL, vector FLOAT[{int(dim)}] NOT NULL, metadata_hash VARCHAR NOT NULL DEFAULT '')"
     )
 
 
@@ -101,7 +105,24 @@ def open_schema(cursor: Any, path: str, *, read_only: bool) -> tuple[int | None,
             f"{path} has schema version {version}, newer than this ragloom-duckdb understands ({SCHEMA_VERSION}); "
             "upgrade ragloom-duckdb"
         )
-    if version < SCHEMA_VERSION:  # pragma: no cover - no older version exists yet
+    if version < 1:
         raise StoreError(f"{path} has schema version {version}; re-ingest into a new file")
+    if version < SCHEMA_VERSION:
+        if read_only:
+            raise StoreError(
+                f"{path} has schema version {version}; open it once without read_only to upgrade it to {SCHEMA_VERSION}"
+            )
+        _upgrade(cursor, version, has_chunks="chunks" in tables)
     dim = int(meta["dimension"]) if "dimension" in meta else None
     return dim, "chunks" in tables
+
+
+def _upgrade(cursor: Any, version: int, *, has_chunks: bool) -> None:
+    """Bring an older file to :data:`SCHEMA_VERSION` in one transaction."""
+    cursor.execute("BEGIN")
+    if version < 2 and has_chunks:  # 2: metadata_hash beside content_hash (metadata-only updates)
+        cursor.execute("ALTER TABLE chunks ADD COLUMN metadata_hash VARCHAR DEFAULT ''")
+        cursor.execute("DROP VIEW visible_chunks")
+        cursor.execute(VISIBLE_VIEW_DDL)
+    cursor.execute("UPDATE ragloom_meta SET value = ? WHERE key = 'schema_version'", [str(SCHEMA_VERSION)])
+    cursor.execute("COMMIT")

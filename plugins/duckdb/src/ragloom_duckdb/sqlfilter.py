@@ -10,10 +10,10 @@ nor values are ever interpolated into the SQL text. The semantics are those of
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from ragloom.errors import FilterError
-from ragloom.filters import And, Condition, FilterNode, Or
+from ragloom.plugin import And, Condition, FilterError, FilterNode, FilterVisitor, Or
 
 _NUMERIC_TYPES = "('BIGINT', 'UBIGINT', 'DOUBLE', 'HUGEINT')"
 
@@ -23,7 +23,7 @@ def json_pointer(key: str) -> str:
     return "/" + key.replace("~", "~0").replace("/", "~1")
 
 
-class _Builder:
+class _Builder(FilterVisitor[str]):
     def __init__(self, metadata_column: str):
         self.metadata = metadata_column
         self.params: list[Any] = []
@@ -124,13 +124,13 @@ class _Builder:
 
     # ------------------------------------------------------------------ tree
 
-    def node(self, node: FilterNode) -> str:
-        if isinstance(node, And):
-            return "(" + " AND ".join(self.node(item) for item in node.items) + ")"
-        if isinstance(node, Or):
-            return "(" + " OR ".join(self.node(item) for item in node.items) + ")"
-        if not isinstance(node, Condition):
-            raise FilterError(f"not a parsed filter: {node!r}")
+    def visit_and(self, node: And, items: Sequence[str]) -> str:
+        return "(" + " AND ".join(items) + ")"
+
+    def visit_or(self, node: Or, items: Sequence[str]) -> str:
+        return "(" + " OR ".join(items) + ")"
+
+    def visit_condition(self, node: Condition) -> str:
         if node.key == "tags":
             return "(" + self.tags_condition(node) + ")"
         if node.key == "source":
@@ -145,4 +145,4 @@ def filter_sql(node: FilterNode | None, *, metadata_column: str = "metadata") ->
     if node is None:
         return "true", []
     builder = _Builder(metadata_column)
-    return builder.node(node), builder.params
+    return builder.visit(node), builder.params

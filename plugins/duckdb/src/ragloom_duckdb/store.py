@@ -1,10 +1,12 @@
 """The ``duckdb`` store: one DuckDB file holding chunks, vectors and generations.
 
-Writes follow the Store contract of :mod:`ragloom.stores.base`: ``write``
-inserts a batch as invisible rows of a generation in one Arrow bulk insert;
-``commit_source`` relabels the kept documents, deletes every other row of the
-source and makes the new generation visible in one transaction, so a crash
-leaves each source entirely old or entirely new.
+Writes follow the Store contract of :mod:`ragloom.stores.base` through a
+:class:`~ragloom_duckdb.session.DuckDBSession`: its stages buffer rows, and a
+flush writes the rows and the commits of many sources in one transaction (one
+Arrow bulk insert; kept documents relabelled, metadata updated, every other row
+of the committed sources deleted, their ``sources`` rows upserted — each as one
+statement for the whole group), so a crash leaves each source entirely old or
+entirely new.
 
 Searches: exact search scores the in-memory :class:`~ragloom_duckdb.mirror.VectorMirror`
 (loaded from the file on the first search, changed under the same lock as the
@@ -19,21 +21,30 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Collection, Iterator, Sequence
+import weakref
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 
-from ragloom.errors import DimensionMismatchError, RagloomError, StoreError
-from ragloom.filters import FilterNode
-from ragloom.keyword import BM25Index
-from ragloom.stores.base import KEYWORD_SEARCH, VECTORS, SourceState, check_write, normalize_rows
-from ragloom.types import Chunk, Result
+from ragloom.plugin import (
+    KEYWORD_SEARCH,
+    VECTORS,
+    BM25Index,
+    DimensionMismatchError,
+    FilterNode,
+    RagloomError,
+    Result,
+    SourceState,
+    StoreError,
+    normalize_rows,
+)
 from ragloom_duckdb.config import DuckDBStoreConfig
-from ragloom_duckdb.database import SCHEMA_VERSION, Database, StagedRows, acquire, release
+from ragloom_duckdb.database import SCHEMA_VERSION, Database, acquire, release
 from ragloom_duckdb.mirror import Payload, VectorMirror
-from ragloom_duckdb.schema import CHUNK_COLUMNS, VISIBLE_VIEW_DDL, chunks_ddl, open_schema
+from ragloom_duckdb.schema import open_schema
+from ragloom_duckdb.session import DuckDBSession, _Commit, _Written, batch_table, create_chunks, insert_sql
 from ragloom_duckdb.sqlfilter import filter_sql
 
 __all__ = ["SCHEMA_VERSION", "DuckDBStore"]
@@ -51,6 +62,8 @@ class DuckDBStore:
         self.path = os.fspath(path) if path is not None else self.config.path
         self._closed = False
         self._db: Database = acquire(self.path, read_only=self.config.read_only, threads=self.config.threads)
+        # a store dropped without close() releases the file when collected, or at interpreter exit
+        self._release = weakref.finalize(self, release, self._db)
         try:
             with self._db.lock, self._errors("open"):
                 if self._db.refs == 1:
@@ -205,24 +218,59 @@ class DuckDBStore:
         """Dimension of the stored vectors, or None while the store is empty."""
         return self._db.dim
 
-    def source_state(self, namespace: str, source: str) -> SourceState:
-        """Committed generation and ``{document_id: content_hash}`` of a source."""
-        with self._db.lock, self._errors(f"reading source {source}"):
+    def source_states(self, namespace: str, sources: Sequence[str]) -> dict[str, SourceState]:
+        """Committed generation and document hashes of many sources: two queries for all of them."""
+        wanted = list(dict.fromkeys(sources))
+        states = {source: SourceState() for source in wanted}
+        if not wanted:
+            return states
+        with self._db.lock, self._errors(f"reading the state of {len(wanted)} sources"):
             cursor = self._cursor()
-            row = cursor.execute(
-                "SELECT generation, max_generation FROM sources WHERE namespace = ? AND source = ?", [namespace, source]
-            ).fetchone() if self._sources_table(cursor) else None
-            generation, highest = (int(row[0]), int(row[1])) if row else (0, 0)
-            documents: dict[str, str] = {}
-            if self._has_chunks() and generation:  # nothing committed, nothing visible: no scan
-                documents = dict(
-                    cursor.execute(
-                        "SELECT document_id, any_value(content_hash) FROM visible_chunks "
-                        "WHERE namespace = ? AND source = ? GROUP BY document_id",
-                        [namespace, source],
-                    ).fetchall()
+            if not self._sources_table(cursor):
+                return states
+            # the names travel as a registered Arrow table: a Python list parameter costs DuckDB's
+            # client several failed module imports per element (~1 ms per source in bench/ingest_sources)
+            rows = self._with_names(
+                cursor,
+                wanted,
+                "SELECT s.source, s.generation, s.max_generation FROM sources s "
+                "JOIN ragloom_names w ON s.source = w.name WHERE s.namespace = ?",
+                [namespace],
+            )
+            committed = {source: (int(generation), int(highest)) for source, generation, highest in rows}
+            documents: dict[str, dict[str, str]] = {}
+            metadata: dict[str, dict[str, str]] = {}
+            live = [source for source, (generation, _) in committed.items() if generation]
+            if self._has_chunks() and live:  # nothing committed, nothing visible: no scan
+                found = self._with_names(
+                    cursor,
+                    live,
+                    "SELECT c.source, c.document_id, any_value(c.content_hash), any_value(c.metadata_hash) FROM visible_chunks c "
+                    "JOIN ragloom_names w ON c.source = w.name WHERE c.namespace = ? GROUP BY c.source, c.document_id",
+                    [namespace],
                 )
-            return SourceState(generation=generation, next_generation=max(generation, highest) + 1, documents=documents)
+                for source, document_id, content, meta in found:
+                    documents.setdefault(source, {})[document_id] = content
+                    metadata.setdefault(source, {})[document_id] = meta
+            for source, (generation, highest) in committed.items():
+                states[source] = SourceState(
+                    generation=generation,
+                    next_generation=max(generation, highest) + 1,
+                    documents=documents.get(source, {}),
+                    metadata=metadata.get(source, {}),
+                )
+            return states
+
+    @staticmethod
+    def _with_names(cursor: Any, names: Sequence[str], sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
+        """Run ``sql`` with ``names`` registered as the table ``ragloom_names(name)``."""
+        import pyarrow as pa
+
+        cursor.register("ragloom_names", pa.table({"name": pa.array(list(names), type=pa.string())}))
+        try:
+            return cursor.execute(sql, params).fetchall()
+        finally:
+            cursor.unregister("ragloom_names")
 
     def _sources_table(self, cursor: Any) -> bool:
         # a read-only store opened on a fresh file has no tables at all
@@ -343,6 +391,16 @@ class DuckDBStore:
             ).fetchall()
             return [r[0] for r in rows]
 
+    def source_counts(self, namespace: str) -> dict[str, int]:
+        """Visible chunks per source, sorted by source."""
+        with self._db.lock, self._errors("counting sources"):
+            if not self._has_chunks():
+                return {}
+            rows = self._cursor().execute(
+                "SELECT source, count(*) FROM visible_chunks WHERE namespace = ? GROUP BY source ORDER BY source", [namespace]
+            ).fetchall()
+            return {source: int(n) for source, n in rows}
+
     def _count(self, cursor: Any, namespace: str) -> int:
         return int(cursor.execute("SELECT count(*) FROM visible_chunks WHERE namespace = ?", [namespace]).fetchone()[0])
 
@@ -378,140 +436,194 @@ class DuckDBStore:
 
     # ------------------------------------------------------------------ contract: writes
 
-    def write(self, namespace: str, generation: int, chunks: Sequence[Chunk], vectors: np.ndarray) -> None:
-        """Stage chunks (one Arrow bulk insert); invisible until ``commit_source``."""
+    def session(self, namespace: str) -> DuckDBSession:
+        """A write session: many small sources per transaction, each source atomic (a read-only store refuses its first stage)."""
+        if self._closed:
+            raise StoreError(f"DuckDB store {self.path} is closed")
+        return DuckDBSession(self, namespace)
+
+    def _count_source_rows(self, namespace: str, source: str, generation: int, survivors: Sequence[str]) -> int:
+        """Rows of a source's generation whose document is not among ``survivors``."""
+        if not self._has_chunks():
+            return 0
+        with self._db.lock, self._errors(f"committing {source}"):
+            rows = self._with_names(
+                self._cursor(),
+                survivors,
+                "SELECT count(*) FROM chunks WHERE namespace = ? AND source = ? AND generation = ? "
+                "AND document_id NOT IN (SELECT name FROM ragloom_names)",
+                [namespace, source, generation],
+            )
+            return int(rows[0][0])
+
+    def _apply_session(
+        self,
+        namespace: str,
+        buffer: list[_Written],
+        commits: list[_Commit],
+        drop: list[tuple[str, int]],
+        in_file: dict[tuple[str, int], list[np.ndarray]],
+        used: list[tuple[str, int]],
+    ) -> None:
+        """One transaction: insert the buffered rows, apply the commits of a group of sources, drop aborted rows.
+
+        ``in_file`` (row ids of stages whose rows reached the file in earlier flushes) gains the rows
+        inserted now for stages still open; ``used``: generations of stages not committed (open ones with
+        rows in the file, aborted ones) that ``max_generation`` must cover.
+        """
         import pyarrow as pa
 
-        array = check_write(chunks, vectors)
-        if not chunks:
-            return
         self._writable("write")
-        dim = int(array.shape[1])
-        with self._db.lock, self._errors(f"writing {len(chunks)} chunks of {chunks[0].source}"):
-            db = self._db
-            if db.dim is not None and db.dim != dim:
-                raise DimensionMismatchError(store_dim=db.dim, embedder_dim=dim, where=f"DuckDB store {self.path}")
+        db = self._db
+        what = f"committing {commits[0].source}" if len(commits) == 1 else f"committing {len(commits)} sources"
+        with db.lock, self._errors(what):
             cursor = self._cursor()
-            normalized = normalize_rows(array)
-            metadata_json = [json.dumps(c.metadata, ensure_ascii=False, default=str) for c in chunks]
-            row_ids = np.arange(db.next_row_id, db.next_row_id + len(chunks), dtype=np.int64)
-            batch = pa.table(
-                {
-                    "row_id": row_ids,
-                    "namespace": pa.array([namespace] * len(chunks), type=pa.string()),
-                    "source": [c.source for c in chunks],
-                    "document_id": [c.document_id for c in chunks],
-                    "chunk_id": [c.id for c in chunks],
-                    "chunk_index": pa.array([c.index for c in chunks], type=pa.int32()),
-                    "generation": pa.array(np.full(len(chunks), generation, dtype=np.int64)),
-                    "text": [c.text for c in chunks],
-                    "start_offset": pa.array([c.start for c in chunks], type=pa.int64()),
-                    "end_offset": pa.array([c.end for c in chunks], type=pa.int64()),
-                    "metadata": metadata_json,
-                    "tags": pa.array([list(c.tags) for c in chunks], type=pa.list_(pa.string())),
-                    "content_hash": [c.content_hash for c in chunks],
-                    "vector": pa.FixedSizeListArray.from_arrays(pa.array(normalized.reshape(-1)), dim),
-                }
-            )
-            staged = {c.source for c in chunks}
-            with self._db.single_threaded(cursor), self._transaction(cursor):
-                if db.dim is None:
-                    cursor.execute(chunks_ddl(dim))
-                    cursor.execute(VISIBLE_VIEW_DDL)
-                    cursor.execute("INSERT INTO ragloom_meta VALUES ('dimension', ?)", [str(dim)])
-                cursor.register("ragloom_batch", batch)
-                try:
-                    cursor.execute(f"INSERT INTO chunks SELECT {', '.join(CHUNK_COLUMNS)} FROM ragloom_batch")
-                finally:
-                    cursor.unregister("ragloom_batch")
-                created = [source for source in sorted(staged) if self._bump_generation(cursor, namespace, source, generation)]
-            batch_sources = np.asarray([c.source for c in chunks], dtype=object)
-            for source in staged:
-                record = db.staged.setdefault((namespace, source, generation), StagedRows(created_source=source in created))
-                record.row_ids.append(row_ids if len(staged) == 1 else row_ids[batch_sources == source])
-            if db.dim is None:
-                db.dim = dim
-                self._ensure_hnsw(cursor)
-            db.next_row_id += len(chunks)
-            if db.mirror is not None:
-                payloads = [
-                    (c.id, c.document_id, c.text, c.source, metadata, c.start, c.end, tuple(c.tags))
-                    for c, metadata in zip(chunks, metadata_json, strict=True)
-                ]
-                db.mirror.append(row_ids, namespace, False, normalized, payloads)
-
-    def _bump_generation(self, cursor: Any, namespace: str, source: str, generation: int, *, commit: bool = False) -> bool:
-        """Record ``generation`` in the source's row; True when the row had to be created."""
-        assignment = "generation = ?, " if commit else ""
-        params = [generation] if commit else []
-        updated = cursor.execute(
-            f"UPDATE sources SET {assignment}max_generation = greatest(max_generation, ?) "
-            "WHERE namespace = ? AND source = ? RETURNING 1",
-            [*params, generation, namespace, source],
-        ).fetchall()
-        if updated:
-            return False
-        cursor.execute("INSERT INTO sources VALUES (?, ?, ?, ?)", [namespace, source, generation if commit else 0, generation])
-        return True
-
-    def commit_source(self, namespace: str, source: str, generation: int, keep_document_ids: Collection[str] = ()) -> int:
-        """Atomically make ``generation`` visible, keep the listed documents, delete the rest of the source."""
-        self._writable("commit")
-        keep = sorted(set(keep_document_ids))
-        with self._db.lock, self._errors(f"committing {source}"):
-            cursor = self._cursor()
+            created = None
+            inserted: tuple[np.ndarray, list[str], np.ndarray] | None = None
             dropped: list[int] = []
-            shown: list[int] = []
-            removed = 0
-            db = self._db
-            written = db.staged.pop((namespace, source, generation), None)
-            with self._transaction(cursor):
-                if self._has_chunks() and written is not None and written.created_source:
-                    # the source's first rows came from these writes: nothing older to relabel or delete
-                    shown = np.concatenate(written.row_ids).tolist()
-                elif self._has_chunks():
-                    row = cursor.execute(
-                        "SELECT generation FROM sources WHERE namespace = ? AND source = ?", [namespace, source]
-                    ).fetchone()
-                    current = int(row[0]) if row else 0
-                    # the file, not this process's record: rows of this generation may have been
-                    # written through an earlier opening of the file
-                    shown = [
-                        r[0]
-                        for r in cursor.execute(
-                            "SELECT row_id FROM chunks WHERE namespace = ? AND source = ? AND generation = ?",
-                            [namespace, source, generation],
-                        ).fetchall()
-                    ]
-                    if keep and current:
-                        cursor.execute(
-                            "UPDATE chunks SET generation = ? WHERE namespace = ? AND source = ? AND generation = ? "
-                            "AND list_contains(?::VARCHAR[], document_id)",
-                            [generation, namespace, source, current, keep],
-                        )
-                    gone = cursor.execute(
-                        "DELETE FROM chunks WHERE namespace = ? AND source = ? AND generation <> ? RETURNING row_id, generation",
-                        [namespace, source, generation],
-                    ).fetchall()
-                    dropped = [r[0] for r in gone]
-                    removed = sum(1 for r in gone if current and r[1] == current)
-                self._bump_generation(cursor, namespace, source, generation, commit=True)
-            self._apply(namespace, shown, dropped)
-            return removed
+            updated: list[tuple[Any, ...]] = []
+            committed = {(c.source, c.generation) for c in commits}
 
-    def abort_source(self, namespace: str, source: str, generation: int) -> None:
-        """Drop the staged rows of a failed ingest."""
-        if self.config.read_only or not self._has_chunks():
-            return
-        with self._db.lock, self._errors(f"aborting {source}"):
-            self._db.staged.pop((namespace, source, generation), None)
-            cursor = self._cursor()
-            gone = cursor.execute(
-                "DELETE FROM chunks WHERE namespace = ? AND source = ? AND generation = ? AND generation <> coalesce("
-                "(SELECT s.generation FROM sources s WHERE s.namespace = ? AND s.source = ?), 0) RETURNING row_id",
-                [namespace, source, generation, namespace, source],
-            ).fetchall()
-            self._apply(namespace, (), [r[0] for r in gone])
+            def run(name: str, table: Any, sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
+                cursor.register(name, table)
+                try:
+                    return cursor.execute(sql, params).fetchall()
+                finally:
+                    cursor.unregister(name)
+
+            with db.single_threaded(cursor), self._transaction(cursor):
+                if buffer:
+                    table, row_ids, metadata_json, vectors = batch_table(namespace, buffer, db.next_row_id)
+                    if db.dim is None:
+                        created = int(vectors.shape[1])
+                        create_chunks(cursor, created)
+                    run("ragloom_batch", table, insert_sql(), [])
+                    inserted = (row_ids, metadata_json, vectors)
+                has_chunks = db.dim is not None or created is not None
+                keeps = [(c.source, d, c.generation, c.current) for c in commits if c.current for d in c.keep]
+                if keeps and has_chunks:
+                    source, document, generation, current = zip(*keeps, strict=True)
+                    run(
+                        "ragloom_keep",
+                        pa.table({"source": source, "document_id": document, "generation": generation, "current": current}),
+                        "UPDATE chunks SET generation = k.generation FROM ragloom_keep k WHERE chunks.namespace = ? "
+                        "AND chunks.source = k.source AND chunks.document_id = k.document_id AND chunks.generation = k.current",
+                        [namespace],
+                    )
+                updates = [(c.source, c.generation, c.current, chunk) for c in commits for chunk in c.updates]
+                if updates and has_chunks:
+                    updated = run(
+                        "ragloom_updates",
+                        pa.table(
+                            {
+                                "source": [u[0] for u in updates],
+                                "generation": [u[1] for u in updates],
+                                "current": [u[2] for u in updates],
+                                "chunk_id": [u[3].id for u in updates],
+                                "metadata": [json.dumps(u[3].metadata, ensure_ascii=False, default=str) for u in updates],
+                                "tags": pa.array([list(u[3].tags) for u in updates], type=pa.list_(pa.string())),
+                                "content_hash": [u[3].content_hash for u in updates],
+                                "metadata_hash": [u[3].metadata_hash for u in updates],
+                            }
+                        ),
+                        "UPDATE chunks SET generation = u.generation, metadata = u.metadata, tags = u.tags, "
+                        "content_hash = u.content_hash, metadata_hash = u.metadata_hash FROM ragloom_updates u "
+                        "WHERE chunks.namespace = ? AND chunks.source = u.source AND chunks.chunk_id = u.chunk_id "
+                        "AND chunks.generation = u.current RETURNING chunks.row_id, chunks.metadata, chunks.tags",
+                        [namespace],
+                    )
+                    if len(updated) != len(updates):
+                        raise StoreError(f"update_metadata: {len(updates) - len(updated)} of {len(updates)} chunks are not stored")
+                stale = [(c.source, c.generation) for c in commits if not c.fresh]
+                if stale and has_chunks:
+                    source, generation = zip(*stale, strict=True)
+                    dropped += [
+                        r[0]
+                        for r in run(
+                            "ragloom_commits",
+                            pa.table({"source": source, "generation": generation}),
+                            "DELETE FROM chunks USING ragloom_commits t WHERE chunks.namespace = ? AND chunks.source = t.source "
+                            "AND chunks.generation <> t.generation RETURNING chunks.row_id",
+                            [namespace],
+                        )
+                    ]
+                if drop and has_chunks:
+                    source, generation = zip(*drop, strict=True)
+                    dropped += [
+                        r[0]
+                        for r in run(
+                            "ragloom_aborted",
+                            pa.table({"source": source, "generation": generation}),
+                            "DELETE FROM chunks USING ragloom_aborted t WHERE chunks.namespace = ? AND chunks.source = t.source "
+                            "AND chunks.generation = t.generation RETURNING chunks.row_id",
+                            [namespace],
+                        )
+                    ]
+                # sources rows: committed ones flip their generation; open stages with rows in the file raise
+                # max_generation, so a later run never reuses the generation of rows it cannot see
+                bumps: dict[str, tuple[int | None, int]] = {}
+                for source_name, generation_used in used:
+                    bumps[source_name] = (None, max(generation_used, bumps.get(source_name, (None, 0))[1]))
+                for commit in commits:
+                    bumps[commit.source] = (commit.generation, max(commit.generation, bumps.get(commit.source, (None, 0))[1]))
+                if bumps:
+                    names = list(bumps)
+                    table = pa.table(
+                        {
+                            "source": names,
+                            "generation": pa.array([bumps[n][0] for n in names], type=pa.int64()),
+                            "max_generation": pa.array([bumps[n][1] for n in names], type=pa.int64()),
+                        }
+                    )
+                    cursor.register("ragloom_sources", table)
+                    try:
+                        cursor.execute(
+                            "UPDATE sources SET generation = coalesce(t.generation, sources.generation), "
+                            "max_generation = greatest(sources.max_generation, t.max_generation) FROM ragloom_sources t "
+                            "WHERE sources.namespace = ? AND sources.source = t.source",
+                            [namespace],
+                        )
+                        cursor.execute(
+                            "INSERT INTO sources SELECT ?, t.source, coalesce(t.generation, 0), t.max_generation "
+                            "FROM ragloom_sources t WHERE NOT EXISTS "
+                            "(SELECT 1 FROM sources s WHERE s.namespace = ? AND s.source = t.source)",
+                            [namespace, namespace],
+                        )
+                    finally:
+                        cursor.unregister("ragloom_sources")
+            # committed: bring the process's caches in step (under the same lock)
+            if created is not None:
+                db.dim = created
+                self._ensure_hnsw(cursor)
+            shown: list[np.ndarray] = [ids for key in committed for ids in in_file.get(key, ())]
+            if inserted is not None:
+                row_ids, metadata_json, vectors = inserted
+                db.next_row_id += len(row_ids)
+                offset = 0
+                for written in buffer:
+                    ids = row_ids[offset : offset + len(written.chunks)]
+                    offset += len(written.chunks)
+                    key = (written.source, written.generation)
+                    if key in committed:
+                        shown.append(ids)
+                    else:
+                        in_file.setdefault(key, []).append(ids)
+                if db.mirror is not None:
+                    chunks = [c for w in buffer for c in w.chunks]
+                    payloads = [
+                        (c.id, c.document_id, c.text, c.source, meta, c.start, c.end, tuple(c.tags))
+                        for c, meta in zip(chunks, metadata_json, strict=True)
+                    ]
+                    db.mirror.append(row_ids, namespace, False, vectors, payloads)
+            if updated and db.mirror is not None:
+                mirror = db.mirror
+                ids = np.asarray([r[0] for r in updated], dtype=np.int64)
+                for position, (_, meta, tags) in zip(mirror.positions(ids).tolist(), updated, strict=True):
+                    old = mirror.payloads[position]
+                    if old is not None:
+                        mirror.payloads[position] = (*old[:4], meta, old[5], old[6], tuple(tags or ()))
+            visible = np.concatenate(shown).tolist() if shown else []
+            self._apply(namespace, visible, sorted(set(dropped)))
 
     def delete(self, namespace: str, filter: FilterNode | None) -> int:
         """Delete visible chunks matching ``filter`` (None: the whole namespace); return the count."""
@@ -552,7 +664,7 @@ class DuckDBStore:
         if self._closed:
             return
         self._closed = True
-        release(self._db)
+        self._release()
 
     def __enter__(self) -> DuckDBStore:
         return self

@@ -12,9 +12,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from ragloom.errors import RerankError
-from ragloom.rerankers.base import reranked, resolve_top_n
-from ragloom.types import Result
+from ragloom.plugin import RerankError, Result, reranked, resolve_top_n
 from ragloom_sentence_transformers.loading import import_sentence_transformers, load_model, resolve_model
 
 

@@ -16,7 +16,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from ragloom.errors import ConfigError, EmbeddingError
+from ragloom.plugin import ConfigError, EmbeddingError
 from ragloom_sentence_transformers.loading import import_sentence_transformers, load_model, resolve_model
 
 _optional_positive = attrs.validators.optional(attrs.validators.gt(0))

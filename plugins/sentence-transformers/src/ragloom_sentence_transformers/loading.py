@@ -11,7 +11,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from ragloom.errors import ConfigError, PluginError
+from ragloom.plugin import ConfigError, PluginError
 
 INSTALL_HINT = (
     "the sentence-transformers package is not installed; install torch first "

@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from ragloom.hookspecs import hookimpl
+from ragloom.plugin import BuildContext, hookimpl
 from ragloom_sentence_transformers.cross_encoder import CrossEncoderConfig, CrossEncoderReranker, build_cross_encoder
 from ragloom_sentence_transformers.embedder import SentenceTransformersConfig, SentenceTransformersEmbedder, build_embedder
 
 
-def _sentence_transformers(config: SentenceTransformersConfig, context: Any) -> SentenceTransformersEmbedder:
+def _sentence_transformers(config: SentenceTransformersConfig, context: BuildContext) -> SentenceTransformersEmbedder:
     """Local sentence-transformers model (name or path), offline unless allow_download."""
     return build_embedder(config, context)
 
 
-def _cross_encoder(config: CrossEncoderConfig, context: Any) -> CrossEncoderReranker:
+def _cross_encoder(config: CrossEncoderConfig, context: BuildContext) -> CrossEncoderReranker:
     """Local cross-encoder model scoring (query, passage) pairs."""
     return build_cross_encoder(config, context)
 

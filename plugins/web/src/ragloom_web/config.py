@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import attrs
 
-from ragloom.config import Secret
-from ragloom.loaders.base import DEFAULT_MAX_TEXT_CHARS
+from ragloom.plugin import DEFAULT_MAX_TEXT_CHARS, Secret
 from ragloom_web.addresses import parse_networks
 
 DEFAULT_USER_AGENT = "ragloom-web/0.1 (+https://pypi.org/project/ragloom-web/)"
@@ -32,8 +31,8 @@ def _header_names(_instance: object, attribute: attrs.Attribute, value: dict) ->
             raise ValueError(f"{attribute.name}: header values must not contain line breaks")
 
 
-_positive = attrs.validators.gt(0)
-_non_negative = attrs.validators.ge(0)
+_positive: Any = attrs.validators.gt(0)  # for int and float fields alike
+_non_negative: Any = attrs.validators.ge(0)
 
 
 @attrs.frozen(kw_only=True)

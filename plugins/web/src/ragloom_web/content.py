@@ -1,7 +1,7 @@
 """From a fetched response to a Document: HTML, plain text or JSON; anything else is refused.
 
 HTML is decoded and extracted by the HTML file loader's own code
-(:func:`ragloom.loaders.html.decode_html` and :func:`extract_html`), so pages
+(:func:`ragloom.plugin.decode_html` and :func:`extract_html`), so pages
 and ``.html`` files give the same text. Charset: a BOM, else the
 ``Content-Type`` charset, else ``<meta charset>`` (HTML), else UTF-8, else
 detection; ``encoding`` forces one.
@@ -14,10 +14,17 @@ import json
 import re
 from typing import Any
 
-from ragloom.errors import LoaderError, WebLoaderError
-from ragloom.loaders.base import bom_encoding, check_text_chars, decode_text
-from ragloom.loaders.html import decode_html, extract_html, html_metadata
-from ragloom.types import Document
+from ragloom.plugin import (
+    Document,
+    LoaderError,
+    WebLoaderError,
+    bom_encoding,
+    check_text_chars,
+    decode_html,
+    decode_text,
+    extract_html,
+    html_metadata,
+)
 from ragloom_web.config import WebLoaderConfig
 from ragloom_web.fetch import Fetched
 

@@ -9,11 +9,11 @@ so a compression bomb costs one piece of memory, not its decoded size.
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
 
 import brotli
 
-from ragloom.errors import WebLoaderError
+from ragloom.plugin import WebLoaderError
 
 PIECE = 64 * 1024
 ACCEPT_ENCODING = "gzip, deflate, br"
@@ -80,7 +80,7 @@ def _chunked(chunks: Iterable[bytes]) -> Iterator[bytes]:
             yield chunk[start : start + PIECE]
 
 
-def decode_stream(chunks: Iterable[bytes], codings: list[str]) -> Iterator[bytes]:
+def decode_stream(chunks: Iterable[bytes], codings: list[str]) -> Generator[bytes, None, None]:
     """The decoded body, piece by piece; WebLoaderError for an unknown coding or corrupt data."""
     stream: Iterable[bytes] = _chunked(chunks)
     for coding in reversed(codings):

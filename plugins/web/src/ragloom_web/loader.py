@@ -18,8 +18,7 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 
-from ragloom.errors import RagloomError, WebLoaderError
-from ragloom.types import Document
+from ragloom.plugin import Document, RagloomError, WebLoaderError
 from ragloom_web.addresses import AddressGuard, Resolver, parse_networks, system_resolver
 from ragloom_web.config import WebLoaderConfig
 from ragloom_web.content import kind_of, to_document

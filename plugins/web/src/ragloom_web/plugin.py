@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from ragloom.hookspecs import hookimpl
+from ragloom.plugin import BuildContext, Loader, hookimpl
 from ragloom_web.config import WebLoaderConfig
 
 
-def _web(config: WebLoaderConfig, context: Any) -> Any:
+def _web(config: WebLoaderConfig, context: BuildContext) -> Loader:
     """Web pages over http(s): SSRF-safe, robots.txt-aware, HTML/text/JSON and sitemaps."""
     from ragloom_web.loader import WebLoader
 

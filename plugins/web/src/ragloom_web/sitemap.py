@@ -10,7 +10,7 @@ import xml.etree.ElementTree as ElementTree
 
 import attrs
 
-from ragloom.errors import WebLoaderError
+from ragloom.plugin import WebLoaderError
 
 
 @attrs.frozen(kw_only=True)
@@ -23,12 +23,6 @@ class Sitemap:
 
 def _local(tag: str) -> str:
     return tag.rsplit("}", 1)[-1]
-
-
-def looks_like_sitemap(data: bytes) -> bool:
-    """A cheap check on the first bytes: is the root ``urlset`` or ``sitemapindex``?"""
-    head = data[:4096]
-    return b"<urlset" in head or b"<sitemapindex" in head or b":urlset" in head or b":sitemapindex" in head
 
 
 def parse_sitemap(data: bytes, source: str, *, max_urls: int) -> Sitemap:

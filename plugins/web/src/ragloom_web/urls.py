@@ -19,7 +19,7 @@ from urllib.parse import urljoin
 
 import attrs
 
-from ragloom.errors import WebLoaderError
+from ragloom.plugin import WebLoaderError
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")

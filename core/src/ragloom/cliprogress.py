@@ -1,0 +1,57 @@
+"""Ingest progress for the ``ragloom`` command.
+
+``--progress auto`` shows progress when stderr is a terminal; ``always`` shows
+it anywhere. A live bar (rich) is drawn only on a terminal that can redraw a
+line; a dumb terminal (``TERM=dumb``), a pipe or a log file gets plain lines
+(``ingest 3/12 corpus/faq.md``), one per file.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TextIO
+
+DUMB_TERMINALS = ("dumb", "unknown", "")
+
+
+def progress_wanted(mode: str, *, json_output: bool, stream: TextIO | None = None) -> bool:
+    """Whether ``--progress MODE`` shows progress (never under ``--json``)."""
+    stream = stream or sys.stderr
+    if json_output or mode == "never":
+        return False
+    return mode == "always" or stream.isatty()
+
+
+def can_redraw(stream: TextIO | None = None) -> bool:
+    """True when ``stream`` is a terminal that understands cursor movement."""
+    stream = stream or sys.stderr
+    return stream.isatty() and os.environ.get("TERM", "").lower() not in DUMB_TERMINALS
+
+
+@contextmanager
+def progress_display(describe: Callable[[str], str], stream: TextIO | None = None) -> Iterator[Callable[[Any], None]]:
+    """A callback for :meth:`Pipeline.ingest` ``progress=``: a live bar or plain lines."""
+    stream = stream or sys.stderr
+    if not can_redraw(stream):
+
+        def plain(step: Any) -> None:
+            total = f"/{step.total}" if step.total else ""
+            print(f"ingest {step.done}{total} {describe(step.source)}", file=stream, flush=True)
+
+        yield plain
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    console = Console(file=stream, force_terminal=True)
+    columns = (TextColumn("[bold]ingest"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("{task.description}"))
+    with Progress(*columns, transient=True, console=console) as bar:
+        task = bar.add_task("", total=None)
+
+        def live(step: Any) -> None:
+            bar.update(task, total=step.total or None, completed=step.done, description=describe(step.source))
+
+        yield live
