@@ -115,3 +115,51 @@ def test_eval_command_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ca
     assert "config file not found" in capsys.readouterr().err
     assert main(["eval", str(TINY), "--retriever", "bm99"]) == 1
     assert "unknown retriever type 'bm99'" in capsys.readouterr().err
+
+
+def test_randomization_test_p_values() -> None:
+    from ragloom.evaluation import randomization_test
+
+    rng = random.Random(3)
+    noise = [rng.gauss(0, 0.2) for _ in range(200)]
+    base = [rng.random() for _ in range(200)]
+    better = [b + 0.1 for b in base]  # a constant gain on every query: certainly not chance
+    assert randomization_test(better, base) < 0.001
+    same_mean = [b + n for b, n in zip(base, noise, strict=True)]
+    shifted = [s - sum(noise) / len(noise) for s in same_mean]  # zero mean difference exactly
+    assert randomization_test(shifted, base) > 0.9
+    assert randomization_test(base, base) == 1.0
+    # a single query's gain is never significant: the smallest reachable p with one pair is 1/2
+    assert randomization_test([1.0], [0.0]) > 0.4
+
+
+def test_oracle_takes_each_querys_best_member() -> None:
+    from ragloom.evaluation import oracle
+
+    per_query = {
+        "a": {"q1": {"ndcg@10": 1.0}, "q2": {"ndcg@10": 0.0}},
+        "b": {"q1": {"ndcg@10": 0.2}, "q2": {"ndcg@10": 0.5}},
+    }
+    assert oracle(per_query, ["ndcg@10"]) == {"q1": {"ndcg@10": 1.0}, "q2": {"ndcg@10": 0.5}}
+
+
+def test_eval_command_per_query_oracle_and_p_values(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    config = tmp_path / "eval.toml"
+    config.write_text("[chunker]\nsize = 2000\n", encoding="utf-8")
+    assert main(["eval", str(TINY), "-c", str(config), "--retriever", "bm25", "--retriever", "similarity", "--per-query"]) == 0
+    out = capsys.readouterr().out
+    assert "oracle (per-query max)" in out
+    assert "bm25 - similarity: ndcg@10" in out and "p = " in out
+    rows = [line.split("\t") for line in out.splitlines() if line[:2] in ("q1", "q2", "q3", "q4")]
+    assert len(rows) == 4 and all(len(row) == 3 for row in rows)
+    assert main(["eval", str(TINY), "-c", str(config), "--retriever", "bm25", "--retriever", "similarity", "--per-query", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    per_query = report["per_query"]
+    assert set(per_query) == {"bm25", "similarity"} and len(per_query["bm25"]) == 4
+    for metric in ("ndcg@10", "recall@10"):
+        best = sum(max(per_query["bm25"][q][metric], per_query["similarity"][q][metric]) for q in per_query["bm25"]) / 4
+        assert report["oracle"][metric] == pytest.approx(best)
+        assert report["oracle"][metric] >= max(report["retrievers"][r][metric] for r in ("bm25", "similarity"))
+    (comparison,) = report["comparisons"]
+    assert comparison["a"] == "bm25" and comparison["b"] == "similarity" and 0 < comparison["p_value"] <= 1
+    assert comparison["difference"] == pytest.approx(report["retrievers"]["bm25"]["ndcg@10"] - report["retrievers"]["similarity"]["ndcg@10"])

@@ -79,14 +79,14 @@ def _hybrid_store() -> tuple[MemoryStore, TableEmbedder, list]:
 
 def test_hybrid_keyword_only_hit_carries_chunk_document_and_metadata() -> None:
     store, embedder, (a, b, c) = _hybrid_store()
-    config = HybridConfig(candidates=1, top_k=1, weights=HybridWeights(bm25=0.6, vector=0.4))
+    config = HybridConfig(mode="convex", candidates=1, top_k=1, weights=HybridWeights(bm25=0.6, vector=0.4))
     retriever = HybridRetriever(config, store=store, embedder=embedder, namespace=NS)
     [hit] = retriever.retrieve("zebra stripes")  # the vector side only finds /a.md
     assert hit.chunk_id == b.id
     assert hit.metadata["vector_score"] is None and hit.metadata["keyword_score"] > 0
     assert hit.metadata["kind"] == "animal" and hit.tags == ("zoo",)
     assert (hit.document_id, hit.source, hit.text, hit.span) == (b.document_id, "/b.md", b.text, (b.start, b.end))
-    config = HybridConfig(candidates=1, top_k=1, weights=HybridWeights(bm25=0.4, vector=0.6))
+    config = HybridConfig(mode="convex", candidates=1, top_k=1, weights=HybridWeights(bm25=0.4, vector=0.6))
     [vector_only] = HybridRetriever(config, store=store, embedder=embedder, namespace=NS).retrieve("zebra stripes")
     assert vector_only.chunk_id == a.id
     assert vector_only.metadata["keyword_score"] is None and vector_only.metadata["vector_score"] == pytest.approx(1.0)

@@ -172,17 +172,70 @@ def mrr_at_k(ranking: Sequence[str], judged: Mapping[str, int], k: int) -> float
 _METRIC_FUNCTIONS = {"ndcg": ndcg_at_k, "recall": recall_at_k, "mrr": mrr_at_k}
 
 
+def score_per_query(rankings: Mapping[str, Sequence[str]], qrels: Qrels, metrics: Sequence[str] = DEFAULT_METRICS) -> dict[str, dict[str, float]]:
+    """``{query_id: {metric: value}}`` for every judged query (a query absent from ``rankings`` scores 0)."""
+    parsed = [(name, *parse_metric(name)) for name in metrics]
+    judged_queries = [qid for qid, judged in qrels.items() if any(g > 0 for g in judged.values())]
+    return {
+        qid: {name: _METRIC_FUNCTIONS[kind](rankings.get(qid, ()), qrels[qid], k) for name, kind, k in parsed}
+        for qid in judged_queries
+    }
+
+
+def mean_scores(per_query: Mapping[str, Mapping[str, float]], metrics: Sequence[str]) -> dict[str, float]:
+    """Each metric averaged over the queries of :func:`score_per_query`."""
+    count = len(per_query) or 1
+    return {name: sum(values[name] for values in per_query.values()) / count for name in metrics}
+
+
 def score_rankings(rankings: Mapping[str, Sequence[str]], qrels: Qrels, metrics: Sequence[str] = DEFAULT_METRICS) -> dict[str, float]:
     """Mean of each metric over every judged query (a query absent from ``rankings`` scores 0)."""
-    parsed = [(name, *parse_metric(name)) for name in metrics]
-    totals = dict.fromkeys(metrics, 0.0)
-    judged_queries = [qid for qid, judged in qrels.items() if any(g > 0 for g in judged.values())]
-    for qid in judged_queries:
-        ranking = rankings.get(qid, ())
-        for name, kind, k in parsed:
-            totals[name] += _METRIC_FUNCTIONS[kind](ranking, qrels[qid], k)
-    count = len(judged_queries) or 1
-    return {name: total / count for name, total in totals.items()}
+    return mean_scores(score_per_query(rankings, qrels, metrics), metrics)
+
+
+def oracle(per_query: Mapping[str, Mapping[str, Mapping[str, float]]], metrics: Sequence[str]) -> dict[str, dict[str, float]]:
+    """Per query and metric, the best of the retrievers (``{retriever: {qid: {metric: v}}}``): an upper reference."""
+    members = list(per_query.values())
+    return {qid: {m: max(member[qid][m] for member in members) for m in metrics} for qid in members[0]} if members else {}
+
+
+def randomization_test(a: Sequence[float], b: Sequence[float], *, rounds: int = 10_000, seed: int = 0) -> float:
+    """Two-sided p-value of a paired randomization (sign-flip) test that mean(a - b) is 0.
+
+    Each round flips the sign of every paired difference at random; p is the
+    share of rounds (plus the observed one) whose |mean| reaches the observed.
+    """
+    import numpy as np
+
+    diff = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
+    if diff.size == 0 or not np.any(diff):
+        return 1.0
+    observed = abs(diff.mean())
+    rng = np.random.default_rng(seed)
+    hits = 0
+    for start in range(0, rounds, 1000):  # 1000 rounds at a time bounds memory
+        signs = rng.integers(0, 2, size=(min(1000, rounds - start), diff.size), dtype=np.int8) * 2 - 1
+        hits += int(np.count_nonzero(np.abs(signs @ diff) / diff.size >= observed - 1e-12))
+    return (hits + 1) / (rounds + 1)
+
+
+def compare(per_query: Mapping[str, Mapping[str, Mapping[str, float]]], metric: str) -> list[dict[str, Any]]:
+    """Every pair of retrievers on ``metric``: the mean difference (first minus second) and its p-value."""
+    names = list(per_query)
+    rows = []
+    for i, first in enumerate(names):
+        for second in names[i + 1 :]:
+            qids = list(per_query[first])
+            a = [per_query[first][q][metric] for q in qids]
+            b = [per_query[second][q][metric] for q in qids]
+            rows.append({
+                "a": first,
+                "b": second,
+                "metric": metric,
+                "difference": (sum(a) - sum(b)) / (len(qids) or 1),
+                "p_value": randomization_test(a, b),
+            })
+    return rows
 
 
 def documents_ranking(results: Iterable[Any]) -> list[str]:
@@ -242,6 +295,7 @@ def evaluate(
     split: str = "test",
     retrievers: Sequence[str] | None = None,
     metrics: Sequence[str] = DEFAULT_METRICS,
+    per_query: bool = False,
 ) -> dict[str, Any]:
     """Ingest a BEIR dataset into the pipeline's store and score each retriever.
 
@@ -250,6 +304,12 @@ def evaluate(
     default pipeline. ``retrievers``: registered names (the configured retriever
     keeps its options; others get their defaults); None: the configured one.
     The pipeline's reranker, if any, reorders each retriever's candidates.
+
+    With two or more retrievers the report adds ``oracle`` (per query, the best
+    retriever's value: an upper reference, not a retriever) and ``comparisons``
+    (each pair's mean difference on the first metric with a paired
+    randomization test's p-value). ``per_query``: also each query's metrics
+    per retriever (``report["per_query"][retriever][query_id]``).
     """
     dataset = load_beir(dataset_dir, split=split)
     depth = max(parse_metric(m)[1] for m in metrics)
@@ -271,6 +331,7 @@ def evaluate(
             "ingest_seconds": round(ingest_seconds, 3),
             "retrievers": {},
         }
+        every_query: dict[str, dict[str, dict[str, float]]] = {}
         requested_names: list[str | None] = list(retrievers) if retrievers else [None]
         for requested in requested_names:
             name, retriever = _retriever(pipeline, requested)
@@ -282,9 +343,15 @@ def evaluate(
                     results = pipeline.reranker.rerank(text, results, len(results))
                 rankings[qid] = documents_ranking(results)
             seconds = time.perf_counter() - started
-            scores = score_rankings(rankings, dataset.qrels, metrics)
+            every_query[name] = score_per_query(rankings, dataset.qrels, metrics)
+            scores: dict[str, float] = mean_scores(every_query[name], metrics)
             scores["queries_per_second"] = round(len(dataset.queries) / seconds, 1) if seconds > 0 else 0.0
             report["retrievers"][name] = scores
+        if len(every_query) > 1:
+            report["oracle"] = mean_scores(oracle(every_query, metrics), metrics)
+            report["comparisons"] = compare(every_query, metrics[0])
+        if per_query:
+            report["per_query"] = every_query
         return report
     finally:
         if owned:
@@ -307,8 +374,24 @@ def format_report(report: Mapping[str, Any], metrics: Sequence[str] = DEFAULT_ME
         f"{report['chunks']} chunks, ingest {report['ingest_seconds']:.1f} s",
         "  ".join(h.ljust(w) if i == 0 else h.rjust(w) for i, (h, w) in enumerate(zip(headers, widths, strict=True))),
     ]
+    if "oracle" in report:
+        rows.append(["oracle (per-query max)", *(f"{report['oracle'][m]:.4f}" for m in metrics), "-"])
+    widths = [max(len(str(row[i])) for row in [headers, *rows]) for i in range(len(headers))]
+    lines[1] = "  ".join(h.ljust(w) if i == 0 else h.rjust(w) for i, (h, w) in enumerate(zip(headers, widths, strict=True)))
     for row in rows:
         lines.append("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True))))
+    for row in report.get("comparisons", ()):
+        lines.append(
+            f"{row['a']} - {row['b']}: {row['metric']} {row['difference']:+.4f} "
+            f"(paired randomization test, p = {row['p_value']:.4f})"
+        )
+    if "per_query" in report:
+        names = list(report["per_query"])
+        first = metrics[0]
+        lines.append("")
+        lines.append("\t".join(["query", *(f"{name} {first}" for name in names)]))
+        for qid in report["per_query"][names[0]]:
+            lines.append("\t".join([qid, *(f"{report['per_query'][name][qid][first]:.4f}" for name in names)]))
     return "\n".join(lines)
 
 
@@ -326,7 +409,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
         base = PipelineConfig.from_toml(config_path) if config_path else PipelineConfig()
         config = attrs.evolve(base, namespace=namespace)
-    report = evaluate(config, args.dataset, split=args.split, retrievers=args.retrievers or None)
+    report = evaluate(
+        config, args.dataset, split=args.split, retrievers=args.retrievers or None, per_query=args.per_query
+    )
     if getattr(args, "json", False):
         print(json.dumps(report, indent=2))
     else:
@@ -347,6 +432,10 @@ def add_eval_command(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument(
         "--retriever", action="append", default=[], dest="retrievers", metavar="NAME",
         help="retriever to score (repeatable; default: the configured one)",
+    )
+    parser.add_argument(
+        "--per-query", action="store_true",
+        help="also print each query's metric per retriever (JSON: every metric, under 'per_query')",
     )
     parser.add_argument("-c", "--config", default=argparse.SUPPRESS, help="pipeline TOML file (default: ragloom.toml, else built-in defaults)")
     parser.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print JSON")

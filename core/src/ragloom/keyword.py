@@ -138,6 +138,7 @@ class BM25Index:
             self._indptr = np.zeros(vocab_size + 1, dtype=np.int64)
             self._post_slots = np.zeros(0, dtype=np.int64)
             self._post_scores = np.zeros(0, dtype=np.float32)
+            self._term_max = np.zeros(vocab_size, dtype=np.float64)
             self._dirty = False
             return
         terms = np.concatenate([self._terms[s] for s in live])  # type: ignore[misc]
@@ -156,11 +157,31 @@ class BM25Index:
         self._post_scores = scores[order].astype(np.float32)
         self._indptr = np.zeros(vocab_size + 1, dtype=np.int64)
         np.cumsum(np.bincount(terms, minlength=vocab_size), out=self._indptr[1:])
+        self._term_max = np.zeros(vocab_size, dtype=np.float64)
+        present = np.flatnonzero(np.diff(self._indptr) > 0)
+        if len(present):
+            self._term_max[present] = np.maximum.reduceat(self._post_scores.astype(np.float64), self._indptr[present])
         self._dirty = False
 
     def _query_ids(self, query: str) -> list[int]:
         vocab = self._vocab
         return [vocab[t] for t in self.analyzer.tokens(query) if t in vocab]
+
+    def ceiling(self, query: str) -> float:
+        """The query's best reachable score: per query term, the best any document scores on it, summed.
+
+        A term no document contains counts as much as the corpus's rarest term
+        (the highest per-term best), so a query about something absent scores
+        low. A document's score divided by this lies in [0, 1] and is comparable
+        across queries (1: the best match for every term at once).
+        """
+        if self._dirty:
+            self._build()
+        if len(self._term_max) == 0:
+            return 0.0
+        vocab = self._vocab
+        rarest = float(self._term_max.max())
+        return float(sum(self._term_max[vocab[t]] if t in vocab else rarest for t in self.analyzer.tokens(query)))
 
     def score_all(self, query: str) -> dict[Hashable, float]:
         """Every matching key with its BM25 score (for tests and debugging)."""

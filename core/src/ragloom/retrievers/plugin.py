@@ -27,7 +27,7 @@ def _bm25(config: BM25RetrieverConfig, context: BuildContext) -> BM25Retriever:
 
 
 def _hybrid(config: HybridConfig, context: BuildContext) -> HybridRetriever:
-    """BM25 + vector search fused: a weighted blend of normalised scores (mode "convex", default) or "rrf"."""
+    """BM25 + vector search, fused per query on scores comparable across queries (mode "auto", default), "convex" or "rrf"."""
     what = "the hybrid retriever"
     return HybridRetriever(config, store=context.require_store(what), embedder=context.require_embedder(what), namespace=context.namespace)
 

@@ -316,6 +316,12 @@ class MemoryStore:
             hits = index.search(query, top_k=top_k, keys=keys)
             return [_to_result(self._chunks[row], score) for row, score in hits]  # type: ignore[index, arg-type, call-overload]
 
+    def keyword_ceiling(self, namespace: str, query: str) -> float:
+        """The query's best reachable BM25 score in the namespace (see :meth:`BM25Index.ceiling`)."""
+        with self._lock:
+            index = self._keyword.get(namespace)
+            return index.ceiling(query) if index is not None else 0.0
+
     def get_vectors(self, namespace: str, chunk_ids: Sequence[str]) -> np.ndarray:
         """Stored (normalised) vectors of visible chunks, in the order asked."""
         with self._lock:

@@ -341,6 +341,13 @@ class DuckDBStore:
             positions = mirror.positions(np.asarray([k for k, _ in hits], dtype=np.int64)).tolist()
             return [self._result(mirror.payloads[p], s) for p, (_, s) in zip(positions, hits, strict=True)]  # type: ignore[arg-type]
 
+    def keyword_ceiling(self, namespace: str, query: str) -> float:
+        """The query's best reachable BM25 score in the namespace (see ``BM25Index.ceiling``)."""
+        with self._db.lock, self._errors("keyword search"):
+            if not self._has_chunks():
+                return 0.0
+            return self._keyword_index(self._cursor(), namespace).ceiling(query)
+
     def get_vectors(self, namespace: str, chunk_ids: Sequence[str]) -> np.ndarray:
         """Stored (normalised) vectors of visible chunks, in the order asked."""
         with self._db.lock, self._errors("reading vectors"):

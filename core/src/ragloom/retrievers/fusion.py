@@ -1,0 +1,85 @@
+"""Query-adaptive fusion of a keyword and a vector ranking on scores comparable across queries.
+
+Each member's scores are first put on an absolute scale, the same for every query:
+
+- keyword (BM25): the score divided by the query's *ceiling* — per query term,
+  the best score any stored chunk reaches on that term, summed
+  (``store.keyword_ceiling``). 1 means "matches every query term as well as the
+  best chunk for that term"; a chunk matching only a common word scores near 0.
+- vector: the cosine similarity, clipped to [0, 1].
+
+Then each member gets a weight *for this query* from what it found: its prior
+weight times its best calibrated score raised to ``sharpness``. A member whose
+best hit matches the query poorly (BM25 finding only a few of an entity query's
+words; a weak embedder whose best cosine is low) counts for little on that
+query, whatever its scores' spread; when both match well they count equally.
+The fused score is ``w_kw * keyword + w_vec * vector`` with the weights summing
+to 1, so it stays on the members' absolute scale: a threshold means the same
+for every query. A chunk one member did not return gets that member's lowest
+returned value (its score is at most that), or 0 when the member returned every
+chunk it matches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+
+def keyword_values(scores: Sequence[float], ceiling: float) -> np.ndarray:
+    """BM25 scores divided by the query's ceiling, in [0, 1]."""
+    values = np.asarray(scores, dtype=np.float64)
+    if ceiling <= 0:
+        return np.zeros_like(values)
+    return np.clip(values / ceiling, 0.0, 1.0)
+
+
+def vector_values(scores: Sequence[float]) -> np.ndarray:
+    """Cosine similarities clipped to [0, 1]."""
+    return np.clip(np.asarray(scores, dtype=np.float64), 0.0, 1.0)
+
+
+def floor_value(values: np.ndarray, *, complete: bool) -> float:
+    """The value for a chunk the member did not return: its last value, or 0 if it returned all it matches."""
+    if complete or len(values) == 0:
+        return 0.0
+    return float(values[-1])
+
+
+def separation(values: np.ndarray, floor: float) -> float:
+    """How far a member's best hit stands above what it gives a chunk it did not return (>= 0)."""
+    return max(float(values[0]) - floor, 0.0) if len(values) else 0.0
+
+
+def query_weights(
+    keyword: np.ndarray, keyword_floor: float, vector: np.ndarray, vector_floor: float, *, prior: tuple[float, float], sharpness: float
+) -> tuple[float, float]:
+    """Per-query member weights (summing to 1): prior x separation ** sharpness."""
+    w_kw = prior[0] * separation(keyword, keyword_floor) ** sharpness
+    w_vec = prior[1] * separation(vector, vector_floor) ** sharpness
+    total = w_kw + w_vec
+    if total <= 0:
+        total_prior = prior[0] + prior[1]
+        return prior[0] / total_prior, prior[1] / total_prior
+    return w_kw / total, w_vec / total
+
+
+def fuse_values(
+    keyword_ids: Sequence[str],
+    keyword: np.ndarray,
+    keyword_floor: float,
+    vector_ids: Sequence[str],
+    vector: np.ndarray,
+    vector_floor: float,
+    weights: tuple[float, float],
+) -> dict[str, float]:
+    """``{chunk_id: fused score}`` over the union of both members' candidates."""
+    ids = list(dict.fromkeys([*vector_ids, *keyword_ids]))
+    position = {cid: i for i, cid in enumerate(ids)}
+    kw = np.full(len(ids), keyword_floor)
+    vec = np.full(len(ids), vector_floor)
+    kw[[position[c] for c in keyword_ids]] = keyword
+    vec[[position[c] for c in vector_ids]] = vector
+    fused = weights[0] * kw + weights[1] * vec
+    return dict(zip(ids, fused.tolist(), strict=True))

@@ -1,0 +1,97 @@
+"""Query-adaptive hybrid fusion (mode "auto"): absolute scores, per-query weights, abstention."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from ragloom import Pipeline, PipelineConfig
+from ragloom.config import tomllib
+from ragloom.keyword import BM25Index
+from ragloom.retrievers import fusion
+from ragloom.retrievers.hybrid import RELEVANCE_THRESHOLD, HybridConfig, HybridRetriever, keyword_ceiling
+from ragloom.stores.memory import MemoryStore
+
+from .helpers import NS, TableEmbedder, commit
+
+QUICKSTART = Path(__file__).resolve().parents[2] / "examples" / "quickstart"
+
+
+def _quickstart(tmp_path: Path) -> Pipeline:
+    data = tomllib.loads((QUICKSTART / "ragloom.toml").read_text(encoding="utf-8"))
+    data["store"]["path"] = str(tmp_path / "quickstart.duckdb")
+    pipeline = Pipeline.from_config(PipelineConfig.from_dict(data, base_dir=QUICKSTART))
+    pipeline.ingest()
+    return pipeline
+
+
+def test_quickstart_absent_topics_return_nothing_at_the_documented_threshold(tmp_path: Path) -> None:
+    pipeline = _quickstart(tmp_path)
+    try:
+        for query in ("flurble grommet xyzzy", "Who won the football World Cup in 1998?", "How do I make crispy roast potatoes?"):
+            assert pipeline.query(query) != []  # without a threshold something always comes back ...
+            assert pipeline.query(query, threshold=RELEVANCE_THRESHOLD) == []  # ... but nothing relevant
+        questions = re.findall(r"^- (.+?) \((\S+)\)$", (QUICKSTART / "QUERIES.md").read_text(encoding="utf-8"), re.MULTILINE)
+        kept = [Path(hit.source).name for question, _ in questions for hit in pipeline.query(question, top_k=1, threshold=RELEVANCE_THRESHOLD)]
+        answers = [answer for _, answer in questions]
+        assert sum(name in answers for name in kept) >= len(questions) - 1, kept
+    finally:
+        pipeline.close()
+
+
+def test_ceiling_bounds_scores_and_counts_absent_terms() -> None:
+    index = BM25Index()
+    index.add(["a", "b", "c"], ["zebra stripes zebra", "zebra crossing lights", "stripes of paint and light"])
+    for query in ("zebra", "zebra stripes", "striped zebras light"):
+        ceiling = index.ceiling(query)
+        assert all(0 < score <= ceiling + 1e-9 for _, score in index.search(query, top_k=3))
+    single = index.ceiling("zebra")
+    assert index.ceiling("zebra zebra") == pytest.approx(2 * single)  # a repeated term counts twice, as in scoring
+    # a word no chunk contains raises the ceiling (as much as the rarest term), so partial matches score lower
+    assert index.ceiling("zebra quokka") > single
+    assert index.ceiling("the of and") == 0.0  # stop words only: nothing to match
+    assert BM25Index().ceiling("zebra") == 0.0
+
+
+def test_store_ceiling_and_the_keyword_search_fallback_agree() -> None:
+    store = MemoryStore()
+    commit(store, "/a.md", ["zebra stripes confuse flies"], [[1, 0]])
+    commit(store, "/b.md", ["gamma radiation and zebra crossings"], [[0, 1]])
+
+    class KeywordOnly:  # the real store, without its keyword_ceiling shortcut
+        def __init__(self, inner: MemoryStore):
+            self.keyword_search = inner.keyword_search
+
+    for query in ("zebra stripes", "gamma zebra", "flies"):
+        assert keyword_ceiling(KeywordOnly(store), NS, query) == pytest.approx(store.keyword_ceiling(NS, query))
+
+
+def test_weights_follow_each_members_separation() -> None:
+    decisive = np.array([0.9, 0.3, 0.25, 0.2])
+    flat = np.array([0.42, 0.41, 0.40, 0.40])
+    w_kw, w_vec = fusion.query_weights(decisive, 0.2, flat, 0.40, prior=(0.5, 0.5), sharpness=1.0)
+    assert w_kw + w_vec == pytest.approx(1.0) and w_kw > 0.95
+    w_kw, w_vec = fusion.query_weights(flat, 0.40, decisive, 0.2, prior=(0.5, 0.5), sharpness=1.0)
+    assert w_vec > 0.95
+    assert fusion.query_weights(decisive, 0.2, flat, 0.40, prior=(0.5, 0.5), sharpness=0.0) == (0.5, 0.5)
+    assert fusion.query_weights(np.array([]), 0.0, np.array([]), 0.0, prior=(0.3, 0.1), sharpness=1.0) == pytest.approx((0.75, 0.25))
+
+
+def test_auto_scores_are_on_the_members_absolute_scale() -> None:
+    store = MemoryStore()
+    a = commit(store, "/a.md", ["zebra stripes confuse flies"], [[1, 0, 0]])[0]
+    commit(store, "/b.md", ["gamma radiation and zebra crossings"], [[0, 1, 0]])
+    commit(store, "/c.md", ["alpha particles"], [[0, 0, 1]])
+    retriever = HybridRetriever(HybridConfig(top_k=3), store=store, embedder=TableEmbedder({}, [0.8, 0.6, 0]), namespace=NS)
+    results: list[Any] = retriever.retrieve("zebra stripes")
+    assert results[0].chunk_id == a.id
+    for r in results:
+        kw = (r.metadata["keyword_score"] or 0.0) / store.keyword_ceiling(NS, "zebra stripes")
+        vec = max(r.metadata["vector_score"] or 0.0, 0.0)
+        expected = r.metadata["keyword_weight"] * kw + r.metadata["vector_weight"] * vec
+        assert r.score == pytest.approx(expected) and 0.0 <= r.score <= 1.0
+    assert [r.score for r in results] == sorted((r.score for r in results), reverse=True)
