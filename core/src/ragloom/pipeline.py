@@ -198,7 +198,7 @@ class Pipeline:
         tally.skipped.extend(skipped)
         for done, path in enumerate(files, start=1):
             if not url and (done - 1) % _STATE_BATCH == 0:
-                run.prefetch(files[done - 1 : done - 1 + _STATE_BATCH])
+                run.prefetch([f for f in files[done - 1 : done - 1 + _STATE_BATCH] if _utf8(f)])  # bad names fail below
             name = loader_name or self.loaders.name_for(path)
             if not url and not _utf8(path):
                 printable = path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
