@@ -15,8 +15,10 @@ nox.options.reuse_existing_virtualenvs = True
 
 #: None: the Python nox itself runs on (the clone's .venv in the README), so no other interpreter is needed
 PYTHON = None
-PLUGINS = ["plugins/duckdb", "plugins/web", "plugins/cohere", "plugins/sentence-transformers"]
+PLUGINS = ["plugins/duckdb", "plugins/pgvector", "plugins/web", "plugins/cohere", "plugins/sentence-transformers"]
 TEST_DEPS = ["pytest>=8", "pytest-timeout", "hypothesis>=6.100", "hatchling>=1.18"]
+#: the pgvector plugin's tests start a private PostgreSQL 16 + pgvector with pgserver (nothing else to install)
+PG_TEST_DEPS = ["pgserver>=0.1.4", "psycopg[binary]>=3.1", "psycopg-pool>=3.2", "pgvector>=0.2.5"]
 TORCH = "torch==2.13.0"
 
 
@@ -36,7 +38,7 @@ def _editable(paths: list[str]) -> list[str]:
 @nox.session(python=PYTHON)
 def tests(session: nox.Session) -> None:
     """Core, loaders, retrieval, stores and plugin tests (no torch)."""
-    session.install(*TEST_DEPS, "-r", "tests/requirements.txt")
+    session.install(*TEST_DEPS, *PG_TEST_DEPS, "-r", "tests/requirements.txt")
     session.install(*_editable(["core", *_existing(PLUGINS)]))
     # the torch-dependent plugin runs in the `models` session, where sentence-transformers is installed
     session.run("pytest", "-q", "-m", "not models", "--ignore=plugins/sentence-transformers", *session.posargs)
@@ -82,7 +84,7 @@ def typecheck(session: nox.Session) -> None:
 @nox.session(python=PYTHON)
 def docs(session: nox.Session) -> None:
     """Run every code block in docs/."""
-    session.install(*TEST_DEPS, "-r", "tests/requirements.txt")
+    session.install(*TEST_DEPS, *PG_TEST_DEPS, "-r", "tests/requirements.txt")
     session.install(*_editable(["core", *_existing(PLUGINS)]))
     session.run("pytest", "-q", "tests/test_docs.py")
 

@@ -65,3 +65,27 @@ def test_tokens_need_a_tokenizer_and_a_readable_file(tmp_path: Path) -> None:
     broken.write_text("{not json", encoding="utf-8")
     with pytest.raises(ConfigError, match="broken.json"):
         RecursiveChunker(RecursiveConfig(size_unit="tokens", tokenizer=str(broken)))
+
+
+@pytest.mark.parametrize("overlap", [0, 3])
+def test_a_cut_inside_a_long_word_never_retokenizes_over_size(overlap: int) -> None:
+    """WordPiece: a piece starting inside a word loses its ``##`` prefixes and can need more tokens alone."""
+    import random
+
+    from chunker_checks import MINILM_TOKENIZER
+
+    from ragloom.chunkers.recursive import RecursiveChunker, RecursiveConfig
+    from ragloom.chunkers.tokens import load_token_starts
+
+    starts = load_token_starts(str(MINILM_TOKENIZER))[0]
+    rng = random.Random(1)
+    checked = 0
+    for _ in range(40):
+        word = "".join(rng.choice("abcdefghijklmnopqrstuvwxyzéü") for _ in range(rng.randint(20, 200)))
+        text = f"Intro words here {word} and the end."
+        size = rng.randint(2, 12)
+        chunker = RecursiveChunker(RecursiveConfig(size=size, overlap=min(overlap, size - 1), size_unit="tokens", tokenizer=str(MINILM_TOKENIZER)))
+        for start, end in chunker.spans(text):
+            assert len(starts(text[start:end])) <= size, (size, text[start:end])
+            checked += 1
+    assert checked > 150

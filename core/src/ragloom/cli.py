@@ -179,6 +179,10 @@ def cmd_query(args: argparse.Namespace) -> int:
             filter_spec = json.loads(args.filter)
         except json.JSONDecodeError as exc:
             raise RagloomError(f"--filter is not valid JSON: {exc.msg} at column {exc.colno}") from None
+        except RecursionError:
+            raise RagloomError("--filter is nested too deeply") from None
+        except ValueError as exc:  # e.g. an integer over 4,300 digits
+            raise RagloomError(f"--filter is not valid JSON: {exc}") from None
     pipeline = _load_pipeline(args)
     with pipeline:
         with warnings.catch_warnings():
@@ -303,6 +307,9 @@ def _print_error(exc: RagloomError, *, as_json: bool) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``ragloom`` command."""
+    for stream in (sys.stdout, sys.stderr):  # a file name that is not UTF-8 prints escaped, not as a crash
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.version:
@@ -329,6 +336,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:  # output piped into `head`
         return 0
+    except OSError as exc:  # the machine refused (disk full, permissions): one line, not a traceback
+        print(f"ragloom: error: {exc.strerror or exc}{f': {exc.filename}' if exc.filename else ''}", file=sys.stderr)
+        return EXIT_ERROR
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 import attrs
 
-from ragloom.errors import ConfigError
+from ragloom.errors import ConfigError, short_repr
 from ragloom.plugins import ComponentSpec, Registry
 from ragloom.structuring import Secret, converter, did_you_mean, structure_options
 
@@ -115,6 +115,8 @@ class PipelineConfig:
             raise ConfigError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", file=str(file)) from None
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"invalid TOML: {exc}", file=str(file)) from None
+        except RecursionError:
+            raise ConfigError("invalid TOML: arrays or tables nested too deeply", file=str(file)) from None
         return cls.from_dict(data, registry=registry, base_dir=file.resolve().parent, file=str(file))
 
     @classmethod
@@ -138,7 +140,7 @@ class PipelineConfig:
     @classmethod
     def _from_dict(cls, data: dict[str, Any], registry: Registry, base_dir: Path, file: str | None) -> PipelineConfig:
         if not isinstance(data, dict):
-            raise ConfigError(f"invalid value {data!r} @ $: expected a table")
+            raise ConfigError(f"invalid value {short_repr(data)} @ $: expected a table")
         problems: list[str] = []
         for key in data:
             if key not in TOP_LEVEL_KEYS:
@@ -168,7 +170,7 @@ class PipelineConfig:
 
 def _parse_sources(sources: Any, registry: Registry) -> tuple[SourceConfig, ...]:
     if not isinstance(sources, list):
-        raise ConfigError(f"invalid value {sources!r} @ $.sources: expected an array of tables [[sources]]")
+        raise ConfigError(f"invalid value {short_repr(sources)} @ $.sources: expected an array of tables [[sources]]")
     parsed = []
     for i, item in enumerate(sources):
         source = structure_options(SourceConfig, item, path=f"$.sources[{i}]")
@@ -190,20 +192,20 @@ def parse_component(stage: str, table: Any, registry: Registry, *, path: str) ->
     if isinstance(table, str):
         table = {"type": table}
     if not isinstance(table, dict):
-        raise ConfigError(f"invalid value {table!r} @ {path}: expected a table with 'type'")
+        raise ConfigError(f"invalid value {short_repr(table)} @ {path}: expected a table with 'type'")
     options = dict(table)
     name = options.pop("type", DEFAULT_TYPES.get(stage))
     if name is None:
         raise ConfigError(f"missing required key @ {path}.type (installed: {', '.join(registry.names(stage))})")
     if not isinstance(name, str):
-        raise ConfigError(f"invalid value {name!r} @ {path}.type: expected a string")
+        raise ConfigError(f"invalid value {short_repr(name)} @ {path}.type: expected a string")
     return registry.configure(stage, name, options, path=path)
 
 
 def parse_loader_options(table: Any, registry: Registry) -> dict[str, Any]:
     """``[loaders.<name>]`` tables -> {name: validated config}."""
     if not isinstance(table, dict):
-        raise ConfigError(f"invalid value {table!r} @ $.loaders: expected a table of loader tables")
+        raise ConfigError(f"invalid value {short_repr(table)} @ $.loaders: expected a table of loader tables")
     out: dict[str, Any] = {}
     for name, options in table.items():
         out[name] = registry.configure("loader", name, options, path=f"$.loaders.{name}", name_path=f"$.loaders.{name}").config

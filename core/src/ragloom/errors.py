@@ -23,7 +23,19 @@ Backend exceptions are converted at the boundary and chained
 
 from __future__ import annotations
 
+import reprlib
 from typing import Any
+
+_SHORT = reprlib.Repr()
+_SHORT.maxstring = _SHORT.maxother = 80
+
+
+def short_repr(value: Any) -> str:
+    """A bounded repr for error messages: deep nesting, huge containers and 5,000-digit ints cannot break it."""
+    try:
+        return _SHORT.repr(value)
+    except (ValueError, RecursionError):
+        return f"<{type(value).__name__} too large to show>"
 
 
 class RagloomError(Exception):

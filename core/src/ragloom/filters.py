@@ -26,7 +26,7 @@ from typing import Any, Generic, TypeVar, Union
 
 import attrs
 
-from ragloom.errors import FilterError
+from ragloom.errors import FilterError, short_repr
 
 RESERVED_KEYS = ("source", "document_id", "tags")
 COMPARISONS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte")
@@ -34,6 +34,12 @@ MEMBERSHIP = ("$in", "$nin")
 OPERATORS = COMPARISONS + MEMBERSHIP + ("$exists",)
 LOGICAL = ("$and", "$or")
 ORDERING = ("$gt", "$gte", "$lt", "$lte")
+
+#: Deepest nesting of ``$and`` / ``$or`` a filter may have (hostile input must not exhaust the stack).
+MAX_DEPTH = 32
+
+_show = short_repr
+
 
 @attrs.frozen
 class Condition:
@@ -73,17 +79,17 @@ def _is_scalar(value: Any) -> bool:
 def _check_value(key: str, op: str, value: Any, where: str) -> Any:
     if op == "$exists":
         if not isinstance(value, bool):
-            raise FilterError(f"{where}: $exists takes true or false, got {value!r}")
+            raise FilterError(f"{where}: $exists takes true or false, got {_show(value)}")
         return value
     if op in MEMBERSHIP:
         if not isinstance(value, (list, tuple)) or not value:
-            raise FilterError(f"{where}: {op} takes a non-empty list of values, got {value!r}")
+            raise FilterError(f"{where}: {op} takes a non-empty list of values, got {_show(value)}")
         for item in value:
             if not _is_scalar(item):
-                raise FilterError(f"{where}: {op} values must be strings, numbers or booleans, got {item!r}")
+                raise FilterError(f"{where}: {op} values must be strings, numbers or booleans, got {_show(item)}")
         return tuple(value)
     if not _is_scalar(value):
-        raise FilterError(f"{where}: {op} takes a string, number or boolean, got {value!r}")
+        raise FilterError(f"{where}: {op} takes a string, number or boolean, got {_show(value)}")
     if op in ORDERING:
         if isinstance(value, bool):
             raise FilterError(f"{where}: {op} takes a number or string, got a boolean")
@@ -94,7 +100,7 @@ def _check_value(key: str, op: str, value: Any, where: str) -> Any:
 
 def _parse_key(key: str, spec: Any, where: str) -> FilterNode:
     if not isinstance(key, str) or not key.strip():
-        raise FilterError(f"{where}: filter keys must be non-empty strings, got {key!r}")
+        raise FilterError(f"{where}: filter keys must be non-empty strings, got {_show(key)}")
     if isinstance(spec, Mapping):
         if not spec:
             raise FilterError(f"{where}.{key}: empty operator table")
@@ -105,26 +111,28 @@ def _parse_key(key: str, spec: Any, where: str) -> FilterNode:
                 if isinstance(op, str) and not op.startswith("$"):
                     hint = " (nested metadata is not filterable; use a flat key)"
                 raise FilterError(
-                    f"{where}.{key}: unknown operator {op!r}{hint}; known: {', '.join(OPERATORS)}"
+                    f"{where}.{key}: unknown operator {_show(op)}{hint}; known: {', '.join(OPERATORS)}"
                 )
             conditions.append(Condition(key, op, _check_value(key, op, value, f"{where}.{key}")))
         return conditions[0] if len(conditions) == 1 else And(tuple(conditions))
     return Condition(key, "$eq", _check_value(key, "$eq", spec, f"{where}.{key}"))
 
 
-def _parse(spec: Any, where: str) -> FilterNode:
+def _parse(spec: Any, where: str, depth: int = 0) -> FilterNode:
+    if depth > MAX_DEPTH:
+        raise FilterError(f"filter: nested deeper than {MAX_DEPTH} levels")
     if not isinstance(spec, Mapping):
-        raise FilterError(f"{where}: a filter is a table / dict, got {spec!r}")
+        raise FilterError(f"{where}: a filter is a table / dict, got {_show(spec)}")
     if not spec:
         raise FilterError(f"{where}: empty filter")
     nodes: list[FilterNode] = []
     for key, value in spec.items():
         if isinstance(key, str) and key.startswith("$"):
             if key not in LOGICAL:
-                raise FilterError(f"{where}: unknown operator {key!r} at this level; use $and or $or, or put it under a key")
+                raise FilterError(f"{where}: unknown operator {_show(key)} at this level; use $and or $or, or put it under a key")
             if not isinstance(value, (list, tuple)) or not value:
                 raise FilterError(f"{where}.{key}: takes a non-empty list of filters")
-            items = tuple(_parse(item, f"{where}.{key}[{i}]") for i, item in enumerate(value))
+            items = tuple(_parse(item, f"{where}.{key}[{i}]", depth + 1) for i, item in enumerate(value))
             nodes.append(And(items) if key == "$and" else Or(items))
         else:
             nodes.append(_parse_key(key, value, where))
@@ -267,7 +275,7 @@ class FilterVisitor(Generic[T]):
             return self.visit_or(node, [self.visit(item) for item in node.items])
         if isinstance(node, Condition):
             return self.visit_condition(node)
-        raise FilterError(f"not a parsed filter: {node!r}")
+        raise FilterError(f"not a parsed filter: {_show(node)}")
 
     def visit_condition(self, node: Condition) -> T:
         """One ``key <op> value`` (``node.reserved`` for source, document_id, tags)."""

@@ -24,6 +24,7 @@ Ingestion semantics (see docs/concepts.md):
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 import warnings
@@ -177,7 +178,11 @@ class Pipeline:
 
     def _ingest_target(self, target: str, loader_name: str | None, tags: tuple[str, ...], run: _IngestRun, progress: ProgressCallback | None) -> None:
         tally = run.tally
-        resolved = resolve_source(target, self.config.base_dir)
+        try:
+            resolved = resolve_source(target, self.config.base_dir)
+        except LoaderError as exc:
+            self._fail(exc, tally)
+            return
         url = is_url(resolved)
         if not url and not os.path.exists(resolved):
             self._fail(LoaderError("no such file or directory", source=resolved), tally)
@@ -195,6 +200,10 @@ class Pipeline:
             if not url and (done - 1) % _STATE_BATCH == 0:
                 run.prefetch(files[done - 1 : done - 1 + _STATE_BATCH])
             name = loader_name or self.loaders.name_for(path)
+            if not url and not _utf8(path):
+                printable = path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+                self._fail(LoaderError("file name is not valid Unicode (not UTF-8); rename the file", source=printable), tally)
+                continue
             if name is None:
                 self._fail(LoaderError("no loader handles this URL scheme", source=path), tally)
                 continue
@@ -255,6 +264,7 @@ class Pipeline:
                     raise
                 if tags:
                     document = attrs.evolve(document, tags=tuple(dict.fromkeys((*document.tags, *tags))))
+                _check_unicode(document)
                 if writer is None or document.source != writer.source:
                     if writer is not None:
                         writer.finish()
@@ -389,6 +399,31 @@ class Pipeline:
     def _count(self, key: str, amount: int) -> None:
         with self._lock:
             self._counters[key] += amount
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _check_unicode(document: Document) -> None:
+    """LoaderError when a document carries text UTF-8 cannot encode (a lone surrogate, a file name that is not UTF-8)."""
+    for what, value in (("file name", document.source), ("text", document.text), ("id", document.id)):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            source = document.source.encode("utf-8", "backslashreplace").decode("utf-8")
+            raise LoaderError(f"{what} is not valid Unicode (a lone surrogate or undecodable byte at index {exc.start})", source=source) from None
+    try:
+        json.dumps([document.metadata, document.tags], ensure_ascii=False, default=str).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        source = document.source.encode("utf-8", "backslashreplace").decode("utf-8")
+        raise LoaderError(f"metadata is not valid Unicode (a lone surrogate at index {exc.start} of its JSON)", source=source) from None
+    except (ValueError, TypeError, RecursionError) as exc:
+        raise LoaderError(f"metadata cannot be stored as JSON ({type(exc).__name__}: {exc})", source=document.source) from None
 
 
 #: Sources whose stored states one ``source_states`` call reads ahead while a directory is ingested.

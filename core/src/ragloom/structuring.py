@@ -27,7 +27,7 @@ from cattrs.errors import (
 )
 from cattrs.gen import make_dict_structure_fn
 
-from ragloom.errors import ConfigError
+from ragloom.errors import ConfigError, short_repr
 
 __all__ = ["Secret", "converter", "did_you_mean", "structure_options"]
 
@@ -194,7 +194,7 @@ def _describe(exc: BaseException, value: Any, path: str, expected: Any, lines: l
         message = str(exc).strip("'\"") if isinstance(exc, KeyError) else str(exc)
         if typing.get_origin(expected) is Literal:
             message = ""
-        shown = "" if value is _MISSING else f"invalid value {value!r} @ {path}: "
+        shown = "" if value is _MISSING else f"invalid value {short_repr(value)} @ {path}: "
         if not shown:
             shown = f"invalid @ {path}: "
         if expected is not None and not message.startswith("expected"):
@@ -218,7 +218,7 @@ def _refuse_strings_for_lists(config_cls: type | None, options: dict[str, Any], 
     except Exception:  # noqa: BLE001 - unresolvable annotations: leave it to cattrs
         return
     problems = [
-        f"invalid value {options[field.name]!r} @ {path}.{field.name}: expected {_type_name(hints[field.name])}"
+        f"invalid value {short_repr(options[field.name])} @ {path}.{field.name}: expected {_type_name(hints[field.name])}"
         for field in attrs.fields(config_cls)
         if field.name in options and isinstance(options[field.name], str) and field.name in hints and _is_sequence_type(hints[field.name])
     ]
@@ -229,7 +229,7 @@ def _refuse_strings_for_lists(config_cls: type | None, options: dict[str, Any], 
 def structure_options(config_cls: type | None, options: dict[str, Any], *, path: str) -> Any:
     """Validate a component's options into its config class (``None``: no options allowed)."""
     if not isinstance(options, dict):
-        raise ConfigError(f"invalid value {options!r} @ {path}: expected a table")
+        raise ConfigError(f"invalid value {short_repr(options)} @ {path}: expected a table")
     _refuse_strings_for_lists(config_cls, options, path)
     if config_cls is None:
         if options:

@@ -14,11 +14,11 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Iterable
-from pathlib import Path
 from typing import Any
 
 import attrs
 
+from ragloom.confine import PathConfinement, confined
 from ragloom.errors import RagloomError
 from ragloom.loaders.base import is_url
 from ragloom.pipeline import Pipeline, iter_results_as_dicts
@@ -49,7 +49,8 @@ class Tool:
             if unknown:
                 raise ValueError(f"unknown argument(s): {', '.join(sorted(unknown))}")
             return self.handler(arguments)
-        except (RagloomError, ValueError, TypeError) as exc:
+        except (RagloomError, ValueError, TypeError, OSError, RecursionError) as exc:
+            # RecursionError/OSError are fixed at their source; this is the last line so a model never sees a crash.
             return {"error": f"{type(exc).__name__}: {exc}"}
 
 
@@ -96,8 +97,13 @@ def rag_search_tool(pipeline: Pipeline, *, max_text_chars: int = 2000) -> Tool:
 
 
 def rag_ingest_tool(pipeline: Pipeline, *, allowed_roots: Iterable[str | os.PathLike[str]] = (), allow_urls: bool = False) -> Tool:
-    """A tool that ingests a file, a folder (under ``allowed_roots``) or a URL (if ``allow_urls``)."""
-    roots = [Path(root).resolve() for root in allowed_roots]
+    """A tool that ingests a file, a folder (under ``allowed_roots``) or a URL (if ``allow_urls``).
+
+    Paths are checked and read through one :class:`ragloom.confine.PathConfinement`:
+    no link is followed out of (or within) the allowed folders, and a file swapped
+    for a link after the check is refused.
+    """
+    confinement = PathConfinement(allowed_roots)
 
     def handler(arguments: dict[str, Any]) -> dict[str, Any]:
         source = arguments.get("source")
@@ -107,12 +113,11 @@ def rag_ingest_tool(pipeline: Pipeline, *, allowed_roots: Iterable[str | os.Path
             if not allow_urls:
                 raise ValueError("URLs are not allowed for this tool")
         else:
-            path = Path(source).expanduser()
-            resolved = (path if path.is_absolute() else pipeline.config.base_dir / path).resolve()
-            if not any(resolved == root or root in resolved.parents for root in roots):
-                raise ValueError("path is outside the folders this tool may read")
-            source = str(resolved)
-        result = pipeline.ingest(source)
+            if source.startswith("file://"):
+                source = source[len("file://") :]
+            source = confinement.locate(source, pipeline.config.base_dir)
+        with confined(confinement):
+            result = pipeline.ingest(source)
         return {k: v for k, v in result.to_dict().items() if k != "failed"} | {
             "failed": [{"source": f.source, "reason": f.reason} for f in result.failed]
         }

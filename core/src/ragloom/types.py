@@ -24,7 +24,7 @@ def _freeze_tags(value: Any) -> tuple[str, ...]:
 def make_document_id(source: str, part: str | int | None = None) -> str:
     """Stable id of a document: its source, plus the row / item / page inside it."""
     key = source if part is None else f"{source}\x00{part}"
-    return hashlib.sha256(key.encode("utf-8")).hexdigest()[:24]
+    return hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:24]  # a non-UTF-8 file name hashes by its bytes
 
 
 def make_chunk_id(document_id: str, index: int) -> str:

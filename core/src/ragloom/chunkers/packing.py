@@ -35,7 +35,7 @@ class Sizing:
         """Token coordinates of ``text``, or None when sizes are characters."""
         if self.token_starts is None:
             return None
-        return TokenMeasure(self.token_starts(text), len(text))
+        return TokenMeasure(self.token_starts(text), len(text), text=text, tokenize=self.token_starts)
 
     def fingerprint(self, name: str, config: object) -> str:
         """The chunker fingerprint, naming the tokenizer's content when sizes are tokens."""
@@ -55,7 +55,7 @@ def boundaries(text: str, start: int, end: int, separators: tuple[str, ...], siz
 
 def coordinates(bounds: list[int], tokens: TokenMeasure | None) -> list[int]:
     """Sizes-so-far at each boundary: the offsets themselves, or token counts."""
-    return bounds if tokens is None else [tokens.coord(b) for b in bounds]
+    return bounds if tokens is None else tokens.coords(bounds)
 
 
 class PackingChunker:

@@ -29,9 +29,11 @@ TokenStarts = Callable[[str], list[int]]
 class TokenMeasure:
     """Token coordinates of one document: ``coord(offset)`` = tokens starting before ``offset``."""
 
-    def __init__(self, starts: list[int], length: int):
+    def __init__(self, starts: list[int], length: int, *, text: str | None = None, tokenize: TokenStarts | None = None):
         self.starts = starts
         self.length = length
+        self.text = text
+        self.tokenize = tokenize
 
     def coord(self, offset: int) -> int:
         """Number of tokens starting before ``offset``."""
@@ -50,7 +52,14 @@ class TokenMeasure:
         cuts: list[int] = []
         position = start
         starts = self.starts
-        while self.measure(position, end) > size:
+        while self.measure(position, end) > size or self.alone(position, end) > size:
+            if self.measure(position, end) <= size:  # the last piece fits by the document's count but not on its own
+                cut = self._fit_alone(position, end, size)
+                if cut >= end:
+                    break
+                cuts.append(cut)
+                position = cut
+                continue
             first = bisect_left(starts, position)
             target = first + size
             cut = starts[target] if target < len(starts) else end
@@ -58,10 +67,43 @@ class TokenMeasure:
                 cut = next((s for s in starts[target:] if s > position), end)
             if cut >= end:
                 break
+            cut = self._fit_alone(position, cut, size)
             cuts.append(cut)
             position = cut
         cuts.append(end)
         return cuts
+
+
+    def inside_word(self, offset: int) -> bool:
+        """True when ``offset`` falls between two word characters (a cut there splits a word)."""
+        text = self.text
+        return text is not None and 0 < offset < len(text) and text[offset - 1].isalnum() and text[offset].isalnum()
+
+    def alone(self, start: int, end: int) -> int:
+        """Tokens of ``text[start:end]`` re-tokenized on its own when it starts inside a word; else the document's count."""
+        if self.tokenize is None or not self.inside_word(start):
+            return self.measure(start, end)
+        return max(self.measure(start, end), len(self.tokenize(self.text[start:end])))  # type: ignore[index]
+
+    def coords(self, bounds: list[int]) -> list[int]:
+        """Cumulative sizes at ``bounds`` for packing: a piece that starts inside a word counts as re-tokenized on its own."""
+        out = [self.coord(bounds[0])] if bounds else []
+        for start, end in zip(bounds, bounds[1:]):
+            out.append(out[-1] + self.alone(start, end))
+        return out
+
+    def _fit_alone(self, position: int, cut: int, size: int) -> int:
+        """Move ``cut`` back one token start at a time until ``text[position:cut]`` re-tokenized on its own
+        has at most ``size`` tokens: a piece that starts inside a word (WordPiece ``##`` continuation)
+        can tokenize into more pieces than it had inside the word."""
+        if self.text is None or self.tokenize is None:
+            return cut
+        while self.alone(position, cut) > size:
+            earlier = bisect_left(self.starts, cut) - 1
+            if earlier < 0 or self.starts[earlier] <= position:
+                break  # a single token: nothing smaller to cut
+            cut = self.starts[earlier]
+        return cut
 
 
 def _hf_starts(path: Path) -> TokenStarts:

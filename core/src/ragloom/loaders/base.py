@@ -11,10 +11,12 @@ URL schemes they handle when they register.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterable
 from pathlib import Path
 from typing import BinaryIO, Protocol, runtime_checkable
 
+from ragloom import confine
 from ragloom.errors import LoaderError
 from ragloom.types import Document
 
@@ -71,10 +73,16 @@ def resolve_source(source: str | os.PathLike[str], base_dir: Path | None = None)
         return text
     if text.startswith("file://"):
         text = text[len("file://") :]
+    if "\x00" in text:
+        raise LoaderError("path contains a NUL byte", source=text.replace("\x00", "\\0"))
+    try:
+        os.fsencode(text)
+    except UnicodeEncodeError:
+        raise LoaderError("path is not valid Unicode (a lone surrogate)", source=text.encode("utf-8", "backslashreplace").decode("utf-8")) from None
     path = Path(text).expanduser()
     if not path.is_absolute() and base_dir is not None:
         path = base_dir / path
-    return str(path.resolve())
+    return os.path.realpath(path)  # unlike Path.resolve, never raises on a link loop
 
 
 def read_bytes(path: str, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> bytes:
@@ -90,20 +98,43 @@ def read_bytes(path: str, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> bytes:
 
 
 def open_limited(path: str, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> BinaryIO:
-    """An open binary file for streaming loaders, refusing files over ``max_bytes``."""
+    """An open binary file for streaming loaders, refusing files over ``max_bytes``.
+
+    Only regular files are opened (a FIFO, a device such as ``/dev/zero`` or a
+    socket is refused without blocking); the size is checked on the opened
+    file. Under :func:`ragloom.confine.confined` the file is reached without
+    following links out of the allowed folders.
+    """
+    confinement = confine.active()
     try:
-        size = os.path.getsize(path)
-        if size > max_bytes:
-            raise LoaderError(f"file is {size} bytes, over the limit of {max_bytes} (max_file_bytes)", source=path)
-        return open(path, "rb")  # noqa: SIM115 - the caller closes it
+        if confinement is not None:
+            fd = confinement.open(path)
+        else:
+            if "\x00" in path:
+                raise LoaderError("path contains a NUL byte", source=path.replace("\x00", "\\0"))
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except LoaderError:
         raise
     except FileNotFoundError:
         raise LoaderError("file not found", source=path) from None
     except IsADirectoryError:
         raise LoaderError("is a directory, not a file", source=path) from None
-    except OSError as exc:
-        raise LoaderError(f"cannot read file: {exc.strerror or exc}", source=path) from exc
+    except (OSError, ValueError) as exc:
+        raise LoaderError(f"cannot read file: {getattr(exc, 'strerror', None) or exc}", source=path) from exc
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise LoaderError("is a directory, not a file", source=path)
+        if not stat.S_ISREG(info.st_mode):
+            raise LoaderError("not a regular file (a FIFO, device or socket); only regular files are read", source=path)
+        if info.st_size > max_bytes:
+            raise LoaderError(f"file is {info.st_size} bytes, over the limit of {max_bytes} (max_file_bytes)", source=path)
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def decode_utf8(data: bytes, source: str) -> str:

@@ -132,6 +132,8 @@ class CsvLoader:
     def _rows(self, text: io.TextIOWrapper, sample: str, path: str) -> Iterator[Document]:
         config = self.config
         delimiter = config.delimiter or ("\t" if path.lower().endswith(".tsv") else _sniff_delimiter(sample))
+        if csv.field_size_limit() < config.max_text_chars:  # process-wide; only ever raised, to the documented per-row bound
+            csv.field_size_limit(config.max_text_chars)
         reader = csv.reader(text, delimiter=delimiter, quotechar=config.quotechar, strict=False)
         header: list[str] | None = None
         content: list[str] = []
@@ -150,6 +152,10 @@ class CsvLoader:
                     f"not valid {text.encoding} ({exc.reason})", source=path, position=f"row {row_number + 1}"
                 ) from None
             except csv.Error as exc:
+                if "field limit" in str(exc):
+                    raise LoaderError(
+                        f"a field is over the limit of {config.max_text_chars} characters (max_text_chars)", source=path, position=f"line {reader.line_num}"
+                    ) from None
                 raise LoaderError(f"malformed CSV: {exc}", source=path, position=f"line {reader.line_num}") from None
             if header is None:
                 if config.has_header:

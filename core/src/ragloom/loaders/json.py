@@ -75,6 +75,8 @@ def parse_json(text: str, source: str, position: Any = None) -> Any:
         raise LoaderError(f"invalid JSON: {exc.msg}", source=source, position=where) from None
     except RecursionError:
         raise LoaderError("JSON nested too deeply", source=source, position=position) from None
+    except ValueError as exc:  # e.g. an integer over Python's 4,300-digit conversion limit
+        raise LoaderError(f"invalid JSON: {exc}", source=source, position=position) from None
 
 
 @attrs.frozen(kw_only=True)

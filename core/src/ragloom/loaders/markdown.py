@@ -27,14 +27,22 @@ class MarkdownLoaderConfig:
     max_file_bytes: int = attrs.field(default=DEFAULT_MAX_FILE_BYTES, validator=attrs.validators.gt(0))
 
 
-def _plain(value: Any) -> Any:
-    """Frontmatter values as JSON-ready data (dates become ISO strings)."""
+#: Most values frontmatter may expand to (YAML aliases can make a few bytes stand for billions of values).
+MAX_FRONTMATTER_VALUES = 100_000
+
+
+def _plain(value: Any, budget: list[int] | None = None) -> Any:
+    """Frontmatter values as JSON-ready data (dates become ISO strings); ValueError past MAX_FRONTMATTER_VALUES."""
+    budget = budget if budget is not None else [MAX_FRONTMATTER_VALUES]
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise ValueError(f"frontmatter expands to more than {MAX_FRONTMATTER_VALUES} values (YAML aliases?)")
     if isinstance(value, (datetime.date, datetime.datetime)):
         return value.isoformat()
     if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
+        return {str(k): _plain(v, budget) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
+        return [_plain(v, budget) for v in value]
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
     return str(value)
@@ -53,11 +61,17 @@ def split_frontmatter(text: str, source: str) -> tuple[dict[str, Any], str, int]
         raise LoaderError(f"invalid YAML frontmatter: {getattr(exc, 'problem', exc)}", source=source, position=position) from None
     except RecursionError:
         raise LoaderError("frontmatter nested too deeply", source=source, position="frontmatter") from None
+    except (ValueError, TypeError, OverflowError) as exc:  # a value YAML recognises but cannot build: 2024-13-45, a 5,000-digit int
+        raise LoaderError(f"invalid YAML frontmatter: {exc}", source=source, position="frontmatter") from None
     if data is None:
         data = {}
     if not isinstance(data, dict):
         raise LoaderError(f"frontmatter must be a mapping of keys, got {type(data).__name__}", source=source, position="frontmatter")
-    return _plain(data), text[match.end() :], match.end()
+    try:
+        plain = _plain(data)
+    except (ValueError, RecursionError) as exc:
+        raise LoaderError(f"invalid YAML frontmatter: {exc}", source=source, position="frontmatter") from None
+    return plain, text[match.end() :], match.end()
 
 
 class MarkdownLoader:

@@ -16,6 +16,7 @@ from typing import Any
 import attrs
 
 from ragloom.errors import LoaderError, RagloomError
+from ragloom.loaders import pdfguard
 from ragloom.loaders.base import DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_TEXT_CHARS, file_metadata, files_of, read_bytes
 from ragloom.structuring import Secret
 from ragloom.types import Document
@@ -44,7 +45,8 @@ class PdfLoaderConfig:
     of one per file (``page_offsets`` metadata); ``skip_empty_pages``: with
     ``split_pages``, leave out pages without text (scans); ``password``: a
     secret reference ``{ env = "NAME" }`` for encrypted files;
-    ``max_file_bytes``, ``max_text_chars`` (all pages together).
+    ``max_file_bytes``, ``max_text_chars`` (all pages together; also bounds
+    decompressed streams), ``max_parse_seconds`` (one file's parsing).
     """
 
     split_pages: bool = False
@@ -52,6 +54,7 @@ class PdfLoaderConfig:
     password: Secret | None = None
     max_file_bytes: int = attrs.field(default=DEFAULT_MAX_FILE_BYTES, validator=attrs.validators.gt(0))
     max_text_chars: int = attrs.field(default=DEFAULT_MAX_TEXT_CHARS, validator=attrs.validators.gt(0))
+    max_parse_seconds: float = attrs.field(default=300.0, validator=attrs.validators.gt(0))
 
 
 def pdf_date(value: str) -> str | None:
@@ -123,7 +126,8 @@ def pages_for_span(metadata: Mapping[str, Any], start: int, end: int) -> list[in
 class _PageTexts:
     """Text of each page in order, with the total bounded by ``max_chars``."""
 
-    def __init__(self, data: bytes, path: str, password: str, max_chars: int):
+    def __init__(self, data: bytes, path: str, password: str, max_chars: int, max_seconds: float = 300.0):
+        self.budget = pdfguard.budget_for(path, max_chars, max_seconds)
         self.data = data
         self.path = path
         self.password = password
@@ -134,16 +138,17 @@ class _PageTexts:
     def open(self) -> Iterator[str]:
         from pdfminer.converter import TextConverter
         from pdfminer.layout import LAParams
-        from pdfminer.pdfdocument import PDFDocument, PDFEncryptionError, PDFPasswordIncorrect
+        from pdfminer.pdfdocument import PDFEncryptionError, PDFPasswordIncorrect
         from pdfminer.pdfinterp import PDFPageInterpreter, PDFResourceManager
         from pdfminer.pdfpage import PDFPage
         from pdfminer.pdfparser import PDFParser
 
         path = self.path
         try:
-            document = PDFDocument(PDFParser(io.BytesIO(self.data)), password=self.password)
-            self.info = pdf_info(document)
-            pages = list(PDFPage.create_pages(document))
+            with pdfguard.bounded(self.budget):
+                document = pdfguard.safe_document_class()(PDFParser(io.BytesIO(self.data)), password=self.password)
+                self.info = pdf_info(document)
+                pages = list(PDFPage.create_pages(document))
         except PDFPasswordIncorrect:
             what = "the password is wrong" if self.password else "set `password` to read it"
             raise LoaderError(f"the PDF is encrypted; {what}", source=path) from None
@@ -168,7 +173,10 @@ class _PageTexts:
         total = 0
         for number, page in enumerate(pages, start=1):
             try:
-                interpreter.process_page(page)
+                with pdfguard.bounded(self.budget):
+                    interpreter.process_page(page)
+            except RagloomError as exc:
+                raise LoaderError(exc.reason if isinstance(exc, LoaderError) else str(exc), source=self.path, position=f"page {number}") from exc
             except Exception as exc:  # noqa: BLE001 - see above
                 raise LoaderError(
                     f"cannot extract text ({type(exc).__name__}: {exc})", source=self.path, position=f"page {number}"
@@ -196,7 +204,7 @@ class PdfLoader:
         """Documents of one file: one, or one per page with ``split_pages``."""
         config = self.config
         password = config.password.get() if config.password is not None else ""
-        reader = _PageTexts(read_bytes(path, config.max_file_bytes), path, password, config.max_text_chars)
+        reader = _PageTexts(read_bytes(path, config.max_file_bytes), path, password, config.max_text_chars, config.max_parse_seconds)
         texts = reader.open()
         metadata = {**file_metadata(path), **reader.info, "page_count": reader.page_count}
         if config.split_pages:

@@ -105,13 +105,13 @@ class Database:
                 if read_only and not os.path.exists(path):
                     raise StoreError(f"cannot open DuckDB store {path} read-only: no such file")
                 if not read_only:
-                    Path(path).parent.mkdir(parents=True, exist_ok=True)
+                    _make_parent(path)
                 mode = " (READ_ONLY)" if read_only else ""
                 self.con.execute(f"ATTACH {_quote(path)} AS ragloom_store{mode}")
                 self.con.execute("USE ragloom_store")
         except duckdb.Error as exc:
             self.con.close()
-            raise _open_error(path, exc) from exc
+            raise _open_error(path, exc, read_only=read_only) from exc
         except BaseException:
             self.con.close()
             raise
@@ -158,8 +158,31 @@ class Database:
         self.con.close()
 
 
-def _open_error(path: str, exc: Exception) -> StoreError:
+def _make_parent(path: str) -> None:
+    """Create the folder of a store file; StoreError when the machine refuses (under /proc, a parent that is a file)."""
+    try:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreError(f"cannot create the folder of DuckDB store {path}: {exc.strerror or exc} ({exc.filename})") from None
+
+
+def _held_by_readers(path: str) -> bool:
+    """True when the file can be opened read-only now: whoever holds its lock only reads."""
+    try:
+        probe = _import_duckdb().connect(path, read_only=True)
+    except Exception:  # noqa: BLE001 - any failure means a writer holds it (or it cannot be read at all)
+        return False
+    probe.close()
+    return True
+
+
+def _open_error(path: str, exc: Exception, *, read_only: bool = False) -> StoreError:
     text = str(exc)
+    if "lock" in text.lower() and not read_only and _held_by_readers(path):
+        return StoreError(
+            f"DuckDB store {path} is open read-only in another process ({text.strip().splitlines()[0]}); "
+            "a writer needs the file to itself: close the readers first, or open this one with read_only = true in [store]"
+        )
     if "lock" in text.lower():
         return StoreError(
             f"DuckDB store {path} is open for writing in another process ({text.strip().splitlines()[0]}); "
@@ -171,6 +194,8 @@ def _open_error(path: str, exc: Exception) -> StoreError:
 
 def acquire(path: str, *, read_only: bool, threads: int | None) -> Database:
     """The shared Database of ``path`` (opened on first use)."""
+    if "\x00" in path:
+        raise StoreError(f"DuckDB store path {path!r} contains a NUL byte")
     if path == ":memory:":
         database = Database(path, read_only=False, threads=threads)
         database.refs = 1

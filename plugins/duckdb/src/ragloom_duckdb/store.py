@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -61,6 +62,8 @@ class DuckDBStore:
         self.path = os.fspath(path) if path is not None else self.config.path
         self._closed = False
         self._db: Database = acquire(self.path, read_only=self.config.read_only, threads=self.config.threads)
+        # a store dropped without close() releases the file when collected, or at interpreter exit
+        self._release = weakref.finalize(self, release, self._db)
         try:
             with self._db.lock, self._errors("open"):
                 if self._db.refs == 1:
@@ -654,7 +657,7 @@ class DuckDBStore:
         if self._closed:
             return
         self._closed = True
-        release(self._db)
+        self._release()
 
     def __enter__(self) -> DuckDBStore:
         return self

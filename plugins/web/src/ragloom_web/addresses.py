@@ -102,6 +102,16 @@ _V6_RANGES: tuple[tuple[Network, str, str], ...] = tuple(
     )
 )
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
+_NAT64_LOCAL = ipaddress.ip_network("64:ff9b:1::/48")
+_V4_COMPATIBLE = ipaddress.ip_network("::/96")
+
+
+def _rfc6052(value: int, prefix_length: int) -> ipaddress.IPv4Address:
+    """The IPv4 address in an RFC 6052 IPv4-embedded IPv6 address with a prefix of ``prefix_length`` bits (bits 64–71 skipped)."""
+    bits = value.to_bytes(16, "big")
+    start = prefix_length // 8
+    octets = [bits[i] for i in range(start, 16) if i != 8][:4]
+    return ipaddress.IPv4Address(bytes(octets))
 
 
 @attrs.frozen
@@ -119,11 +129,25 @@ def _embedded_v4(ip: ipaddress.IPv6Address) -> list[tuple[ipaddress.IPv4Address,
         found.append((ip.ipv4_mapped, "IPv4-mapped"))
     if ip in _NAT64:
         found.append((ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF), "NAT64"))
+
     if ip.sixtofour is not None:
         found.append((ip.sixtofour, "6to4"))
     if ip.teredo is not None:
         server, client = ip.teredo
         found.extend([(server, "Teredo server"), (client, "Teredo client")])
+    return found
+
+
+def _every_embedded_v4(ip: IPAddress) -> list[IPAddress]:
+    """``ip`` and every IPv4 address it may carry, for ``blocked_networks``: also IPv4-compatible and each
+    RFC 6052 layout of local-use NAT64 (RFC 8215 lets the operator pick the prefix length)."""
+    if not isinstance(ip, ipaddress.IPv6Address):
+        return [ip]
+    found: list[IPAddress] = [ip, *(inner for inner, _how in _embedded_v4(ip))]
+    if ip in _NAT64_LOCAL:
+        found.extend(_rfc6052(int(ip), length) for length in (48, 56, 64, 96))
+    if ip in _V4_COMPATIBLE:
+        found.append(ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF))
     return found
 
 
@@ -194,9 +218,11 @@ class AddressGuard:
         verdict = classify(ip)
         if verdict is not None and verdict.always:
             raise BlockedAddressError(f"refused to connect to {shown}: it is {verdict.reason}")
+        candidates = [target, *_every_embedded_v4(ip)]
         for network in self.blocked_networks:
-            if target.version == network.version and target in network:
-                raise BlockedAddressError(f"refused to connect to {shown}: it is in blocked_networks ({network})")
+            for candidate in candidates:
+                if candidate.version == network.version and candidate in network:
+                    raise BlockedAddressError(f"refused to connect to {shown}: it is in blocked_networks ({network})")
         if verdict is None:
             return target
         if self.allow_private_network:

@@ -23,6 +23,7 @@ from ragloom.plugin import BlockedAddressError, ResponseTooLargeError, RobotsDis
 from ragloom_web.addresses import AddressGuard
 from ragloom_web.config import WebLoaderConfig
 from ragloom_web.decoding import ACCEPT_ENCODING, PIECE, decode_stream, parse_content_encoding
+from ragloom_web.transport import exchange_deadline
 from ragloom_web.robots import MAX_ROBOTS_BYTES, RobotsCache, RobotsRules, rules_for_status
 from ragloom_web.urls import ParsedURL, parse_url, resolve_reference
 
@@ -129,7 +130,8 @@ class Fetcher:
         start = parse_url(url)
         try:
             fetched = self._follow(start, max_redirects=self.config.max_redirects, robots=self.config.respect_robots,
-                                   max_bytes=self.config.max_response_bytes, on_too_large=self.config.on_too_large)
+                                   max_bytes=self.config.max_response_bytes, on_too_large=self.config.on_too_large,
+                                   secrets_for=start.site)
         except WebLoaderError as exc:
             raise type(exc)(exc.reason, source=start.url, position=exc.position) from exc
         if not 200 <= fetched.status < 300:
@@ -139,22 +141,26 @@ class Fetcher:
             raise error
         return fetched
 
-    def robots_rules(self, parsed: ParsedURL) -> RobotsRules:
-        """The robots.txt rules of the URL's site (cached)."""
-        return self.robots.get(parsed.site, lambda: self._fetch_robots(parsed))
+    def robots_rules(self, parsed: ParsedURL, *, send_secrets: bool = False) -> RobotsRules:
+        """The robots.txt rules of the URL's site (cached); ``secret_headers`` go with it only if ``send_secrets``."""
+        return self.robots.get(parsed.site, lambda: self._fetch_robots(parsed, send_secrets))
 
     # ------------------------------------------------------------------ hops
 
-    def _follow(self, start: ParsedURL, *, max_redirects: int, robots: bool, max_bytes: int, on_too_large: str) -> Fetched:
+    def _follow(self, start: ParsedURL, *, max_redirects: int, robots: bool, max_bytes: int, on_too_large: str, secrets_for: str | None) -> Fetched:
+        """Follow redirects from ``start``; secret headers go to ``secrets_for`` only, and never again once a hop left it."""
         deadline = time.monotonic() + self.config.total_timeout
         current = start
         for _hop in range(max_redirects + 1):
             prefix = "" if current.url == start.url else f"redirect to {current.url}: "
+            if current.site != secrets_for:
+                secrets_for = None  # a cross-origin hop: no secrets for the rest of the chain, even back at the origin
+            send_secrets = secrets_for is not None
             try:
                 self._precheck(current)
                 if robots:
-                    self._check_robots(current)
-                outcome = self._request(current, deadline, send_secrets=current.site == start.site, max_bytes=max_bytes, on_too_large=on_too_large)
+                    self._check_robots(current, send_secrets)
+                outcome = self._request(current, deadline, send_secrets=send_secrets, max_bytes=max_bytes, on_too_large=on_too_large)
             except WebLoaderError as exc:
                 raise type(exc)(prefix + exc.reason) from exc
             if isinstance(outcome, Fetched):
@@ -172,8 +178,8 @@ class Fetcher:
         else:
             self.guard.check_name(parsed.host)
 
-    def _check_robots(self, parsed: ParsedURL) -> None:
-        rules = self.robots_rules(parsed)
+    def _check_robots(self, parsed: ParsedURL, send_secrets: bool) -> None:
+        rules = self.robots_rules(parsed, send_secrets=send_secrets)
         if not rules.allows(parsed.url, self.config.user_agent):
             why = f" ({rules.why})" if rules.why else ""
             raise RobotsDisallowedError(f"robots.txt of {parsed.site} disallows {parsed.url}{why}")
@@ -181,10 +187,11 @@ class Fetcher:
         if delay:
             self.throttle.set_delay(parsed.site, min(delay, self.config.max_crawl_delay))
 
-    def _fetch_robots(self, parsed: ParsedURL) -> RobotsRules:
+    def _fetch_robots(self, parsed: ParsedURL, send_secrets: bool) -> RobotsRules:
         robots_url = parse_url(f"{parsed.site}/robots.txt")
         try:
-            fetched = self._follow(robots_url, max_redirects=ROBOTS_MAX_REDIRECTS, robots=False, max_bytes=MAX_ROBOTS_BYTES, on_too_large="truncate")
+            fetched = self._follow(robots_url, max_redirects=ROBOTS_MAX_REDIRECTS, robots=False, max_bytes=MAX_ROBOTS_BYTES,
+                                   on_too_large="truncate", secrets_for=robots_url.site if send_secrets else None)
         except BlockedAddressError:
             raise
         except WebLoaderError as exc:
@@ -232,12 +239,22 @@ class Fetcher:
 
     def _once(self, url: ParsedURL, deadline: float, *, send_secrets: bool, max_bytes: int, on_too_large: str) -> Fetched | _Redirect:
         request = self.client.build_request("GET", url.url, headers=self._headers(send_secrets), timeout=self._timeout(deadline))
+        with exchange_deadline(deadline):
+            return self._send(request, url, deadline, max_bytes=max_bytes, on_too_large=on_too_large)
+
+    def _send(self, request: httpx.Request, url: ParsedURL, deadline: float, *, max_bytes: int, on_too_large: str) -> Fetched | _Redirect:
         try:
             response = self.client.send(request, stream=True)
         except httpx.TimeoutException as exc:
+            if time.monotonic() >= deadline:
+                raise WebLoaderError(f"timed out: total_timeout of {self.config.total_timeout}s exceeded before the response headers arrived") from None
             raise _Retryable(WebLoaderError(f"timed out ({type(exc).__name__})")) from None
         except httpx.TransportError as exc:
             raise _Retryable(WebLoaderError(f"connection failed: {exc or type(exc).__name__}")) from None
+        except httpx.InvalidURL as exc:  # httpx prepares the next request of a redirect even when not following it
+            raise WebLoaderError(f"redirect refused: the Location header is not a usable URL ({exc})") from None
+        except httpx.HTTPError as exc:
+            raise WebLoaderError(f"request failed: {exc or type(exc).__name__}") from None
         try:
             status = response.status_code
             if status in REDIRECT_STATUSES:
@@ -261,9 +278,13 @@ class Fetcher:
                 retry_after=parse_retry_after(response.headers.get("retry-after")) if status in RETRY_STATUSES else None,
             )
         except httpx.TimeoutException as exc:
+            if time.monotonic() >= deadline:
+                raise WebLoaderError(f"timed out: total_timeout of {self.config.total_timeout}s exceeded while reading the body") from None
             raise _Retryable(WebLoaderError(f"timed out reading the body ({type(exc).__name__})")) from None
         except httpx.TransportError as exc:
             raise _Retryable(WebLoaderError(f"connection failed while reading the body: {exc or type(exc).__name__}")) from None
+        except httpx.HTTPError as exc:
+            raise WebLoaderError(f"reading the response failed: {exc or type(exc).__name__}") from None
         finally:
             response.close()
 

@@ -11,14 +11,62 @@ would make the connection on our behalf, past the guard).
 
 from __future__ import annotations
 
+import contextlib
 import ssl
-from collections.abc import Iterable
+import time
+from collections.abc import Iterable, Iterator
+from contextvars import ContextVar
 from typing import Any
 
 import httpcore
 import httpx
 
 from ragloom_web.addresses import AddressGuard
+
+
+_deadline: ContextVar[float | None] = ContextVar("ragloom_web_deadline", default=None)
+
+
+@contextlib.contextmanager
+def exchange_deadline(deadline: float) -> Iterator[None]:
+    """Every socket read and write in the block ends by ``deadline`` (``time.monotonic()``), however slowly bytes drip."""
+    token = _deadline.set(deadline)
+    try:
+        yield
+    finally:
+        _deadline.reset(token)
+
+
+def _bounded(timeout: float | None, error: type[Exception]) -> float | None:
+    deadline = _deadline.get()
+    if deadline is None:
+        return timeout
+    remaining = deadline - time.monotonic()
+    if remaining <= 0:
+        raise error("total_timeout exceeded")
+    return remaining if timeout is None else min(timeout, remaining)
+
+
+class DeadlineStream(httpcore.NetworkStream):
+    """A socket stream whose every read and write is cut at the exchange deadline (status line and headers included)."""
+
+    def __init__(self, inner: httpcore.NetworkStream):
+        self._inner = inner
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self._inner.read(max_bytes, _bounded(timeout, httpcore.ReadTimeout))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self._inner.write(buffer, _bounded(timeout, httpcore.WriteTimeout))
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def start_tls(self, ssl_context: ssl.SSLContext, server_hostname: str | None = None, timeout: float | None = None) -> httpcore.NetworkStream:
+        return DeadlineStream(self._inner.start_tls(ssl_context, server_hostname, _bounded(timeout, httpcore.ConnectTimeout)))
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._inner.get_extra_info(info)
 
 
 class GuardedBackend(httpcore.NetworkBackend):
@@ -40,9 +88,9 @@ class GuardedBackend(httpcore.NetworkBackend):
         error: Exception | None = None
         for address in addresses:
             try:
-                return self._inner.connect_tcp(
-                    str(address), port, timeout=timeout, local_address=local_address, socket_options=socket_options
-                )
+                return DeadlineStream(self._inner.connect_tcp(
+                    str(address), port, timeout=_bounded(timeout, httpcore.ConnectTimeout), local_address=local_address, socket_options=socket_options
+                ))
             except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
                 error = exc
         assert error is not None
