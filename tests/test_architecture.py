@@ -167,6 +167,8 @@ APPLICATION_MODULES = (
     "ragloom.retrievers",
     "ragloom.rerankers",
     "ragloom.evaluation",
+    "ragloom.tools",
+    "ragloom.tools_export",
 )
 
 
