@@ -37,7 +37,7 @@ import numpy as np
 
 from ragloom.config import ComponentSpec, IngestConfig, PipelineConfig, SourceConfig
 from ragloom.embedders.base import embed_in_batches
-from ragloom.errors import ConfigError, DimensionMismatchError, LoaderError, RagloomError
+from ragloom.errors import ConfigError, DimensionMismatchError, LoaderError, RagloomError, short_repr
 from ragloom.filters import Condition, parse_filter, walk
 from ragloom.loaders.base import SourceRouter, is_url, resolve_source
 from ragloom.plugins import BuildContext, Registry
@@ -84,7 +84,7 @@ def check_count(name: str, value: Any) -> None:
     if value is None:
         return
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ConfigError(f"invalid value {value!r} @ {name}: expected an integer > 0")
+        raise ConfigError(f"invalid value {short_repr(value)} @ {name}: expected an integer > 0")
 
 
 class Pipeline:
@@ -305,7 +305,7 @@ class Pipeline:
             self._counters["queries"] += 1
         if not results and parsed is not None:
             for key in self.missing_filter_keys(parsed):
-                warnings.warn(f"no stored chunk has the metadata key {key!r} (filter {filter!r})", UserWarning, stacklevel=2)
+                warnings.warn(f"no stored chunk has the metadata key {short_repr(key)} (filter {short_repr(filter)})", UserWarning, stacklevel=2)
         return results
 
     def missing_filter_keys(self, filter: Any) -> list[str]:
@@ -352,6 +352,8 @@ class Pipeline:
     def match_sources(self, source: str | os.PathLike[str]) -> list[str]:
         """Stored sources a path, URL, id or directory refers to (empty when nothing is stored for it)."""
         text = os.fspath(source)
+        if not isinstance(text, str) or not text.strip():
+            raise ConfigError("a source to remove must be a non-empty path, URL or id (use clear() to empty the namespace)")
         stored = self.store.sources(self.namespace)
         if text in stored:
             return [text]

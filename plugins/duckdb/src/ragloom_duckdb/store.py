@@ -34,6 +34,7 @@ from ragloom.plugin import (
     VECTORS,
     BM25Index,
     DimensionMismatchError,
+    FilterError,
     FilterNode,
     RagloomError,
     Result,
@@ -203,7 +204,7 @@ class DuckDBStore:
         )
 
     def _filtered_row_ids(self, cursor: Any, namespace: str, filter: FilterNode) -> np.ndarray:
-        where, params = filter_sql(filter)
+        where, params = _checked_filter_sql(filter)
         rows = cursor.execute(
             f"SELECT row_id FROM visible_chunks WHERE namespace = ? AND {where}", [namespace, *params]
         ).fetchnumpy()
@@ -618,7 +619,7 @@ class DuckDBStore:
         self._writable("delete")
         if not self._has_chunks():
             return 0
-        where, params = filter_sql(filter)
+        where, params = _checked_filter_sql(filter)
         with self._db.lock, self._errors("delete"):
             cursor = self._cursor()
             with self._transaction(cursor):
@@ -662,3 +663,18 @@ class DuckDBStore:
 
     def __repr__(self) -> str:
         return f"DuckDBStore(path={self.path!r}, index={self.config.index!r}, read_only={self.config.read_only})"
+
+
+def _checked_filter_sql(filter: FilterNode) -> tuple[str, list[Any]]:
+    """``filter_sql`` with values DuckDB cannot take (numbers beyond a double, invalid Unicode) as FilterErrors."""
+    try:
+        where, params = filter_sql(filter)
+    except (OverflowError, ValueError) as exc:
+        raise FilterError(f"filter value out of range: {str(exc)[:200]}") from exc
+    for value in params:
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise FilterError("filter value is not valid Unicode (a lone surrogate)") from exc
+    return where, list(params)
