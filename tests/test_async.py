@@ -79,8 +79,8 @@ def test_event_loop_stays_responsive_during_aquery_and_aingest(corpus: Path, tmp
     assert ingest_result.documents == 150 and ingest_result.failed == ()
     assert all(results[1:])  # type: ignore[index]
     print(f"\nworst ticker delay {worst * 1000:.1f} ms while the batch ran {elapsed:.2f} s")
-    assert elapsed > 4 * MAX_TICKER_DELAY  # the bound below is tighter than the work that could block
     assert worst < MAX_TICKER_DELAY
+    assert worst < elapsed / 4  # the loop was free for most of the batch (work run on the loop would block it throughout)
 
 
 def test_aremove_source_astats_and_aclose(corpus: Path, tmp_path: Path) -> None:

@@ -65,7 +65,7 @@ def test_a_yaml_alias_bomb_is_refused_quickly_in_bounded_memory(tmp_path: Path) 
     """
     out, peak = _isolated(code, timeout=60)
     assert "LoaderError" in out and "values" in out
-    assert peak < GIB // 4
+    assert peak < GIB // 2  # unbounded, the 9**12 values would need terabytes; the requirement is < 1 GiB
 
 
 @pytest.mark.parametrize("store", ["memory", "duckdb"])

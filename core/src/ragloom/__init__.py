@@ -89,6 +89,7 @@ from ragloom.plugin import (
     walk,
 )
 from ragloom.plugins import ComponentInfo, Registry, make_plugin_manager
+from ragloom.retrievers.hybrid import RELEVANCE_THRESHOLD
 from ragloom.tools import Tool, rag_ingest_tool, rag_search_tool
 from ragloom.types import Failure, IngestResult, content_hash, metadata_hash
 
@@ -134,6 +135,7 @@ __all__ = [
     "PipelineConfig",
     "PluginError",
     "Progress",
+    "RELEVANCE_THRESHOLD",
     "RagloomError",
     "Registry",
     "RerankError",

@@ -88,7 +88,7 @@ class TokenMeasure:
     def coords(self, bounds: list[int]) -> list[int]:
         """Cumulative sizes at ``bounds`` for packing: a piece that starts inside a word counts as re-tokenized on its own."""
         out = [self.coord(bounds[0])] if bounds else []
-        for start, end in zip(bounds, bounds[1:]):
+        for start, end in zip(bounds, bounds[1:], strict=False):
             out.append(out[-1] + self.alone(start, end))
         return out
 

@@ -32,7 +32,6 @@ from ragloom.retrievers.base import RetrieverOptions, Scope, embed_query, requir
 from ragloom.stores.base import KeywordSearchStore, Store
 from ragloom.types import Result
 
-
 SHARPNESS = 1.0
 """``mode = "auto"``: a member's per-query weight is prior x separation ** SHARPNESS (0: fixed weights)."""
 

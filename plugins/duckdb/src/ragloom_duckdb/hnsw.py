@@ -50,7 +50,7 @@ from typing import Any
 
 import numpy as np
 
-from ragloom.errors import StoreError
+from ragloom.plugin import StoreError
 from ragloom_duckdb.mirror import VectorMirror
 
 __all__ = ["SAVE_EVERY", "HnswIndex", "drop_persisted_index", "persisted_index", "side_path"]

@@ -23,8 +23,8 @@ from ragloom.plugin import BlockedAddressError, ResponseTooLargeError, RobotsDis
 from ragloom_web.addresses import AddressGuard
 from ragloom_web.config import WebLoaderConfig
 from ragloom_web.decoding import ACCEPT_ENCODING, PIECE, decode_stream, parse_content_encoding
-from ragloom_web.transport import exchange_deadline
 from ragloom_web.robots import MAX_ROBOTS_BYTES, RobotsCache, RobotsRules, rules_for_status
+from ragloom_web.transport import exchange_deadline
 from ragloom_web.urls import ParsedURL, parse_url, resolve_reference
 
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})

@@ -23,7 +23,6 @@ import httpx
 
 from ragloom_web.addresses import AddressGuard
 
-
 _deadline: ContextVar[float | None] = ContextVar("ragloom_web_deadline", default=None)
 
 
