@@ -27,7 +27,7 @@ from collections.abc import Sequence
 import numpy as np
 
 
-def keyword_values(scores: Sequence[float], ceiling: float) -> np.ndarray:
+def keyword_values(scores: Sequence[float] | np.ndarray, ceiling: float) -> np.ndarray:
     """BM25 scores divided by the query's ceiling, in [0, 1]."""
     values = np.asarray(scores, dtype=np.float64)
     if ceiling <= 0:
@@ -35,7 +35,7 @@ def keyword_values(scores: Sequence[float], ceiling: float) -> np.ndarray:
     return np.clip(values / ceiling, 0.0, 1.0)
 
 
-def vector_values(scores: Sequence[float]) -> np.ndarray:
+def vector_values(scores: Sequence[float] | np.ndarray) -> np.ndarray:
     """Cosine similarities clipped to [0, 1]."""
     return np.clip(np.asarray(scores, dtype=np.float64), 0.0, 1.0)
 

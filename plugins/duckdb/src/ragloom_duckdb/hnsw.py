@@ -159,8 +159,8 @@ class HnswIndex:
             return None
         if graph is None or graph.ndim != self.dim:
             return None
-        graph.expansion_add = self.ef_construction
-        graph.expansion_search = self.ef_search
+        graph.expansion_add = self.ef_construction  # type: ignore[misc]  # settable at run time; the stubs say read-only
+        graph.expansion_search = self.ef_search  # type: ignore[misc]
         return graph
 
     def _reconcile_plan(self, mirror: VectorMirror, want: np.ndarray) -> tuple[np.ndarray, np.ndarray, int] | None:
@@ -214,8 +214,8 @@ class HnswIndex:
             self.unsaved += present
         shown = np.asarray(shown, dtype=np.int64)
         if len(shown):
-            present = np.asarray(self.graph.contains(shown.astype(np.uint64)), dtype=bool).reshape(-1)
-            new = shown[~present]
+            in_graph = np.asarray(self.graph.contains(shown.astype(np.uint64)), dtype=bool).reshape(-1)
+            new = shown[~in_graph]
             self._add(mirror, new)
             self.unsaved += len(new)
         live = len(self.graph) - self.dead

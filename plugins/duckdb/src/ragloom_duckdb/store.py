@@ -665,7 +665,7 @@ class DuckDBStore:
         return f"DuckDBStore(path={self.path!r}, index={self.config.index!r}, read_only={self.config.read_only})"
 
 
-def _checked_filter_sql(filter: FilterNode) -> tuple[str, list[Any]]:
+def _checked_filter_sql(filter: FilterNode | None) -> tuple[str, list[Any]]:
     """``filter_sql`` with values DuckDB cannot take (numbers beyond a double, invalid Unicode) as FilterErrors."""
     try:
         where, params = filter_sql(filter)

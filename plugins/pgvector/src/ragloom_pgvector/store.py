@@ -162,7 +162,8 @@ class PgVectorStore:
                     cursor = conn.cursor()
                     self.schema_version, self._dim = schema_mod.migrate(cursor, self.schema)
                 if self.config.index == "hnsw" and self._dim is not None:
-                    rows = conn.execute(self._sql("SELECT coalesce(sum(chunks), 0) FROM {s}.sources")).fetchone()[0]
+                    row = conn.execute(self._sql("SELECT coalesce(sum(chunks), 0) FROM {s}.sources")).fetchone()
+                    rows = row[0] if row else 0
                     if rows >= max(self.config.hnsw_min_chunks, 1):
                         self._build_hnsw(conn)
         except RagloomError:
