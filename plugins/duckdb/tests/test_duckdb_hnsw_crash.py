@@ -79,6 +79,8 @@ def _run(path: Path, corpus: Path, kill_after: float | None) -> tuple[bool, floa
     if killed:
         os.kill(process.pid, signal.SIGKILL)
     process.join(60)
+    if killed and process.exitcode == 0:
+        killed = False  # the child finished between the liveness check and the signal: a completed run
     assert process.exitcode == (-signal.SIGKILL if killed else 0), process.exitcode
     return killed, time.perf_counter() - start
 
