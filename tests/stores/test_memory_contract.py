@@ -11,7 +11,6 @@ from ragloom.testing import StoreContract
 
 
 class TestMemoryStoreContract(StoreContract):
-    persistent = False  # nothing outlives the process: the kill -9 test does not apply
 
     @pytest.fixture
     def store(self) -> Iterator[MemoryStore]:

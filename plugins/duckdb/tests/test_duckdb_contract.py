@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from ragloom.testing import StoreContract
+from ragloom.testing import PersistentStoreContract
 from ragloom_duckdb import DuckDBStore, DuckDBStoreConfig
 
 
-class TestDuckDBFileContract(StoreContract):
+class TestDuckDBFileContract(PersistentStoreContract):
     @pytest.fixture
     def store(self, tmp_path: Path) -> Iterator[DuckDBStore]:
         self.path = tmp_path / "store.duckdb"

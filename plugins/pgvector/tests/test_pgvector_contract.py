@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from ragloom.testing import StoreContract
+from ragloom.testing import PersistentStoreContract
 from ragloom_pgvector import PgVectorStore, PgVectorStoreConfig
 
 
-class TestPgVectorContract(StoreContract):
+class TestPgVectorContract(PersistentStoreContract):
     @pytest.fixture
     def store(self, pg: Any, pg_schema: str) -> Iterator[PgVectorStore]:
         self.dsn = pg.dsn

@@ -8,17 +8,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
+import sentence_transformers as st
+import torch
+import transformers
 
-st = pytest.importorskip("sentence_transformers")
-transformers = pytest.importorskip("transformers")
-
-import numpy as np  # noqa: E402
-import torch  # noqa: E402
-
-from ragloom import BuildContext, Pipeline, Registry, RerankError, Result  # noqa: E402
-from ragloom.rerankers.base import Reranker  # noqa: E402
-from ragloom_sentence_transformers import CrossEncoderReranker  # noqa: E402
+from ragloom import BuildContext, Pipeline, Registry, RerankError, Result
+from ragloom.rerankers.base import Reranker
+from ragloom_sentence_transformers import CrossEncoderReranker
 
 pytestmark = pytest.mark.models
 

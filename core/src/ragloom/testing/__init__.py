@@ -27,6 +27,6 @@ exact offsets, order, coverage, size, overlap, determinism)::
 """
 
 from ragloom.testing.chunker_contract import ChunkerContract
-from ragloom.testing.store_contract import StoreContract, make_chunks
+from ragloom.testing.store_contract import PersistentStoreContract, StoreContract, make_chunks
 
-__all__ = ["ChunkerContract", "StoreContract", "make_chunks"]
+__all__ = ["ChunkerContract", "PersistentStoreContract", "StoreContract", "make_chunks"]

@@ -1,11 +1,11 @@
 """The store conformance suite: a mixin of pytest tests every store subclasses.
 
 A test module subclasses :class:`StoreContract` and provides a ``store``
-fixture yielding a fresh, empty store. Persistent stores also override
-:meth:`StoreContract.reopen` (close the store and open the same data again)
-and :meth:`StoreContract.child_store_code` (Python source that opens the same
-data in another process, for the kill -9 test); a store that keeps nothing
-across processes sets ``persistent = False`` instead.
+fixture yielding a fresh, empty store. A store whose data outlives its process
+subclasses :class:`PersistentStoreContract` instead, which adds the kill -9
+test, and overrides :meth:`StoreContract.reopen` (close the store and open the
+same data again) and :meth:`StoreContract.child_store_code` (Python source
+that opens the same data in another process).
 The tests go through the real Store API and through real pipelines built with
 ``Pipeline.builder().store(store).embedder("hash", dim=64)``; the expected
 answers of the filter tests are those of :func:`ragloom.filters.matches`, the
@@ -188,9 +188,6 @@ def grouped_child(store: Any, sources: int, group: int) -> None:
 class StoreContract:
     """Conformance tests for a Store. Subclass and provide a ``store`` fixture."""
 
-    #: False for a store that keeps nothing across processes: the kill -9 test then does not apply.
-    persistent: bool = True
-
     # ------------------------------------------------------------------ hooks
 
     def reopen(self, store: Any) -> Any:
@@ -200,10 +197,10 @@ class StoreContract:
     def child_store_code(self, store: Any) -> str:
         """Python source that binds ``store`` to the same data as ``store`` in a fresh process.
 
-        Required when ``persistent`` is True. The parent closes its store before the
-        child runs and reopens it (:meth:`reopen`) after the child was killed.
+        Required by :class:`PersistentStoreContract`. The parent closes its store before
+        the child runs and reopens it (:meth:`reopen`) after the child was killed.
         """
-        raise NotImplementedError(f"{type(self).__name__} must provide child_store_code (or set persistent = False)")
+        raise NotImplementedError(f"{type(self).__name__} must provide child_store_code")
 
     # ------------------------------------------------------------------ helpers
 
@@ -557,59 +554,6 @@ class StoreContract:
         assert not problems, problems[:5]
         assert checks[0] > 0
 
-    def test_kill_9_during_a_grouped_flush_leaves_every_source_old_or_new(self, store: Any, tmp_path: Path) -> None:
-        if not self.persistent:
-            pytest.skip(f"{type(self).__name__} declares persistent = False: nothing survives a process to check")
-        sources, group = 240, 60
-        states = store.source_states(NS, [f"/kill/s{i}.md" for i in range(sources)])
-        with store.session(NS) as session:
-            for i in range(sources):
-                chunks, vectors = version_chunks(i, 1)
-                stage = session.stage(chunks[0].source, states[chunks[0].source])
-                stage.write(chunks, vectors)
-                stage.commit()
-        code = self.child_store_code(store)
-        store.close()
-        script = f"{code}\nfrom ragloom.testing.store_contract import grouped_child\ngrouped_child(store, {sources}, {group})\n"
-        outcomes = []
-        for flush_number, delay in ((2, 0.0), (3, 0.02)):
-            child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            assert child.stdout is not None
-            flushed = 0
-            killed = False
-            for line in child.stdout:
-                word, _, number = line.strip().partition(" ")
-                if word == "flushed":
-                    flushed = int(number)
-                if word == "flushing" and int(number) == flush_number:
-                    time.sleep(delay)
-                    os.kill(child.pid, signal.SIGKILL)
-                    killed = True
-                    break
-            child.wait(timeout=120)
-            assert killed, child.stderr.read() if child.stderr else "child ended early"
-            outcomes.append(flushed)
-            store = self.reopen(store)
-            grouped = self._by_source(store)
-            assert len(grouped) == sources
-            new = 0
-            for i in range(sources):
-                texts = sorted(r.text for r in grouped[f"/kill/s{i}.md"])
-                versions = {t.split()[3] for t in texts}
-                assert len(versions) == 1, f"source {i} mixes versions {versions}"
-                version = int(versions.pop())
-                assert texts == sorted(c.text for c in version_chunks(i, version)[0]), i
-                if i < flushed * group:
-                    assert version == 2, f"source {i} was flushed before the kill but holds version {version}"
-                new += version == 2
-            assert flushed * group <= new <= (flushed + 1) * group
-            store.close()
-        store = self.reopen(store)
-        # the store still works after the kills: one more pass brings every source to version 2
-        grouped_child(store, sources, group)
-        assert {r.text.split()[3] for r in self._all(store)} == {"2"}
-        assert store.count(NS) == sum(len(version_chunks(i, 2)[0]) for i in range(sources))
-
     def test_delete(self, store: Any) -> None:
         self._commit(store, make_chunks("/a.md", 2), _vectors(2, 1))
         self._commit(store, make_chunks("/b.md", 3), _vectors(3, 2))
@@ -917,3 +861,61 @@ class StoreContract:
         assert not problems, problems[:5]
         assert checks[0] > 0
         assert store.count("default") == files
+
+
+class PersistentStoreContract(StoreContract):
+    """:class:`StoreContract` plus crash recovery, for stores whose data outlives the process.
+
+    Subclasses provide :meth:`reopen` and :meth:`child_store_code`.
+    """
+
+    def test_kill_9_during_a_grouped_flush_leaves_every_source_old_or_new(self, store: Any, tmp_path: Path) -> None:
+        sources, group = 240, 60
+        states = store.source_states(NS, [f"/kill/s{i}.md" for i in range(sources)])
+        with store.session(NS) as session:
+            for i in range(sources):
+                chunks, vectors = version_chunks(i, 1)
+                stage = session.stage(chunks[0].source, states[chunks[0].source])
+                stage.write(chunks, vectors)
+                stage.commit()
+        code = self.child_store_code(store)
+        store.close()
+        script = f"{code}\nfrom ragloom.testing.store_contract import grouped_child\ngrouped_child(store, {sources}, {group})\n"
+        outcomes = []
+        for flush_number, delay in ((2, 0.0), (3, 0.02)):
+            child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            assert child.stdout is not None
+            flushed = 0
+            killed = False
+            for line in child.stdout:
+                word, _, number = line.strip().partition(" ")
+                if word == "flushed":
+                    flushed = int(number)
+                if word == "flushing" and int(number) == flush_number:
+                    time.sleep(delay)
+                    os.kill(child.pid, signal.SIGKILL)
+                    killed = True
+                    break
+            child.wait(timeout=120)
+            assert killed, child.stderr.read() if child.stderr else "child ended early"
+            outcomes.append(flushed)
+            store = self.reopen(store)
+            grouped = self._by_source(store)
+            assert len(grouped) == sources
+            new = 0
+            for i in range(sources):
+                texts = sorted(r.text for r in grouped[f"/kill/s{i}.md"])
+                versions = {t.split()[3] for t in texts}
+                assert len(versions) == 1, f"source {i} mixes versions {versions}"
+                version = int(versions.pop())
+                assert texts == sorted(c.text for c in version_chunks(i, version)[0]), i
+                if i < flushed * group:
+                    assert version == 2, f"source {i} was flushed before the kill but holds version {version}"
+                new += version == 2
+            assert flushed * group <= new <= (flushed + 1) * group
+            store.close()
+        store = self.reopen(store)
+        # the store still works after the kills: one more pass brings every source to version 2
+        grouped_child(store, sources, group)
+        assert {r.text.split()[3] for r in self._all(store)} == {"2"}
+        assert store.count(NS) == sum(len(version_chunks(i, 2)[0]) for i in range(sources))
