@@ -56,6 +56,8 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument("--loader", help="force this loader for the given sources")
     ingest.add_argument("--tag", action="append", default=[], dest="tags", help="tag every document (repeatable)")
     ingest.add_argument("--progress", choices=("auto", "always", "never"), default="auto", help="progress bar (default: on a terminal)")
+    ingest.add_argument("--executor", help='run the ingest on this executor (default: [ingest] executor, "local" = in this process; e.g. "ray")')
+    ingest.add_argument("--address", help="cluster address for the executor (sets [ingest.<executor>] address, e.g. auto or ray://host:10001)")
     ingest.add_argument("--allow-failures", action="store_true", help=f"exit 0 even when sources failed (default: exit {EXIT_FAILURES})")
 
     query = sub.add_parser("query", help="answer a query with ranked chunks and their sources")
@@ -134,7 +136,23 @@ def _load_pipeline(args: argparse.Namespace) -> Any:
             )
         store = parse_component("store", {"type": "duckdb", "path": DEFAULT_STORE_PATH}, registry, path="$.store")
         config = attrs.evolve(config, store=store)
+    if getattr(args, "executor", None) or getattr(args, "address", None):
+        config = _with_executor(config, args.executor or config.ingest.executor, args.address, registry)
     return Pipeline.from_config(config, registry=registry)
+
+
+def _with_executor(config: Any, name: str, address: str | None, registry: Any) -> Any:
+    """``--executor`` / ``--address`` over the config's ``[ingest]``: the TOML's ``[ingest.<name>]`` options are kept."""
+    from ragloom.config import executor_spec
+
+    if name == "local" and address:
+        raise RagloomError("--address needs a distributed executor (--executor ray, or [ingest] executor in the config)")
+    spec = config.executor if config.executor is not None and config.executor.type == name else executor_spec(name, {}, registry)
+    if address and spec is not None:
+        if not attrs.has(type(spec.config)) or "address" not in attrs.fields_dict(type(spec.config)):
+            raise RagloomError(f"the {name!r} executor takes no address")
+        spec = attrs.evolve(spec, config=attrs.evolve(spec.config, address=address))
+    return attrs.evolve(config, ingest=attrs.evolve(config.ingest, executor=name), executor=spec)
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:

@@ -35,16 +35,16 @@ from typing import Any
 import attrs
 import numpy as np
 
-from ragloom.config import ComponentSpec, IngestConfig, PipelineConfig, SourceConfig
+from ragloom.config import ComponentSpec, PipelineConfig, SourceConfig, parse_ingest
 from ragloom.embedders.base import embed_in_batches
 from ragloom.errors import ConfigError, DimensionMismatchError, LoaderError, RagloomError, short_repr
 from ragloom.filters import Condition, parse_filter, walk
 from ragloom.loaders.base import SourceRouter, is_url, resolve_source
 from ragloom.plugins import BuildContext, Registry
-from ragloom.protocols import Chunker, Embedder, LLMLike, Reranker, Retriever, Store
+from ragloom.protocols import Chunker, Embedder, Executor, LLMLike, Reranker, Retriever, Store
 from ragloom.stores.base import SourceStage, SourceState, WriteSession
 from ragloom.structuring import structure_options
-from ragloom.types import Chunk, Document, Failure, IngestResult, Result, content_hash, metadata_hash
+from ragloom.types import Chunk, Document, Failure, IngestResult, IngestTarget, Result, content_hash, metadata_hash
 
 
 @attrs.frozen(kw_only=True)
@@ -169,6 +169,10 @@ class Pipeline:
             targets = [(os.fspath(s), loader, tuple(tags)) for s in source]
         if loader is not None:
             self.registry.get("loader", loader)
+        if self.config.executor is not None:  # e.g. ragloom-ray: same semantics, run elsewhere
+            context = BuildContext(registry=self.registry, base_dir=self.config.base_dir, namespace=self.namespace, embedder=self.embedder, store=self.store)
+            executor: Executor = self.registry.create("executor", self.config.executor, context, path="$.ingest")
+            return executor.ingest(self, [IngestTarget(source=t, loader=n, tags=g) for t, n, g in targets], progress=progress)
         tally = _Tally()
         with self.store.session(self.namespace) as session:
             run = _IngestRun(self, session, tally)
@@ -264,7 +268,7 @@ class Pipeline:
                     raise
                 if tags:
                     document = attrs.evolve(document, tags=tuple(dict.fromkeys((*document.tags, *tags))))
-                _check_unicode(document)
+                check_document(document)
                 if writer is None or document.source != writer.source:
                     if writer is not None:
                         writer.finish()
@@ -443,7 +447,7 @@ def _utf8(text: str) -> bool:
     return True
 
 
-def _check_unicode(document: Document) -> None:
+def check_document(document: Document) -> None:
     """LoaderError when a document carries text UTF-8 cannot encode (a lone surrogate, a file name that is not UTF-8)."""
     for what, value in (("file name", document.source), ("text", document.text), ("id", document.id)):
         try:
@@ -676,8 +680,9 @@ class PipelineBuilder:
         return self
 
     def ingest_options(self, **options: Any) -> PipelineBuilder:
-        """``[ingest]`` options: ``batch_size``, ``commit_every``, ``on_error``, ``remove_missing``."""
-        self._fields["ingest"] = structure_options(IngestConfig, options, path="$.ingest")
+        """``[ingest]`` options: ``batch_size``, ``commit_every``, ``on_error``, ``remove_missing``,
+        ``executor`` (and its options as a table under its name, e.g. ``ray={"address": "auto"}``)."""
+        self._fields["ingest"], self._fields["executor"] = parse_ingest(options, self.registry)
         return self
 
     def llm(self, client: LLMLike | str | None = None, **options: Any) -> PipelineBuilder:

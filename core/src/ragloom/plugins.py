@@ -41,7 +41,7 @@ DEFAULT_PLUGINS = (
     "ragloom.llm",
 )
 
-STAGES = ("loader", "chunker", "embedder", "store", "retriever", "reranker", "llm")
+STAGES = ("loader", "chunker", "embedder", "store", "retriever", "reranker", "llm", "executor")
 _HOOK_FOR_STAGE = {stage: f"register_{stage}s" for stage in STAGES}
 
 #: Components that live in separately installed distributions, for hints.
@@ -53,6 +53,7 @@ KNOWN_PROVIDERS: dict[tuple[str, str], str] = {
     ("embedder", "cohere"): "ragloom-cohere",
     ("embedder", "sentence-transformers"): "ragloom-sentence-transformers",
     ("reranker", "cross-encoder"): "ragloom-sentence-transformers",
+    ("executor", "ray"): "ragloom-ray",
 }
 
 
