@@ -16,9 +16,9 @@ WORDS = "river lamp copper garden violin harbor orbit maple signal canyon ember 
 RAY_OPTIONS: dict[str, Any] = {
     "load_tasks": 2,
     "load_cpus": 0.25,
-    "embedders": 2,
+    "embedders": 1,
     "embedder_cpus": 0.25,
-    "writers": 2,
+    "writers": 1,
     "writer_cpus": 0.25,
     "batch_size": 4,
     "progress_bars": False,

@@ -208,7 +208,12 @@ class RayExecutor:
         blocks = max(1, min(len(rows), max(cfg.load_tasks, cfg.embedders) * 4, (len(rows) + size - 1) // size))
         dataset = ray.data.from_items(rows, override_num_blocks=blocks)
         dataset = dataset.map_batches(
-            load_and_chunk, fn_kwargs={"blob": blob}, batch_size=size, batch_format="numpy", concurrency=cfg.load_tasks, num_cpus=cfg.load_cpus
+            load_and_chunk,
+            fn_kwargs={"blob": blob},
+            batch_size=size,
+            batch_format="numpy",
+            compute=ray.data.TaskPoolStrategy(size=cfg.load_tasks),
+            num_cpus=cfg.load_cpus,
         )
         gpus = cfg.embedder_gpus
         if gpus is None:
@@ -218,13 +223,18 @@ class RayExecutor:
             fn_constructor_kwargs={"blob": blob},
             batch_size=size,
             batch_format="numpy",
-            concurrency=cfg.embedders,
+            compute=ray.data.ActorPoolStrategy(size=cfg.embedders),
             num_cpus=cfg.embedder_cpus,
             num_gpus=gpus,
         )
         if cfg.write == "auto" and CONCURRENT_WRITERS in pipeline.store.capabilities:
             dataset = dataset.map_batches(
-                Write, fn_constructor_kwargs={"blob": blob}, batch_size=size, batch_format="numpy", concurrency=cfg.writers, num_cpus=cfg.writer_cpus
+                Write,
+                fn_constructor_kwargs={"blob": blob},
+                batch_size=size,
+                batch_format="numpy",
+                compute=ray.data.ActorPoolStrategy(size=cfg.writers),
+                num_cpus=cfg.writer_cpus,
             )
             for batch in dataset.iter_batches(batch_size=None, batch_format="numpy"):
                 yield from (loads(row) for row in batch["payload"])
