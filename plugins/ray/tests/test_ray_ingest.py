@@ -53,13 +53,13 @@ def test_memory_store_same_as_in_process_then_edits(tmp_path: Path) -> None:
 
 def test_duckdb_store_written_by_the_driver(tmp_path: Path) -> None:
     corpus = make_corpus(tmp_path, files=20)
-    (corpus / "a" / "doc001.txt").write_bytes(b"\xff\xfe\x00 not UTF-8 \x00\x81")  # a second failing source
+    (corpus / "a" / "doc001.txt").write_bytes(b"\xff\xfe\x00 not UTF-8 \x00\x81")  # decoded with replacements, as in-process
     local = pipeline({"type": "duckdb", "path": str(tmp_path / "local.duckdb")}, tmp_path)
     remote = pipeline({"type": "duckdb", "path": str(tmp_path / "ray.duckdb")}, tmp_path, ray=RAY_OPTIONS)
     with local, remote:
         expected = local.ingest(corpus)
         assert comparable(remote.ingest(corpus)) == comparable(expected)
-        assert len(expected.failed) == 2
+        assert len(expected.failed) == 1
         assert_same_store(remote, local)
 
 
@@ -90,7 +90,7 @@ def _ray_processes(name: str) -> list[int]:
 
 
 def test_a_worker_killed_mid_ingest_is_retried_and_every_source_ends_whole(tmp_path: Path, pg_schema: str) -> None:
-    corpus = make_corpus(tmp_path, files=60)
+    corpus = make_corpus(tmp_path, files=30)
     local = pipeline({"type": "memory"}, tmp_path)
     remote = pipeline(_pg_store(pg_schema), tmp_path, ray={**RAY_OPTIONS, "batch_size": 2})
     killed: list[int] = []
@@ -110,7 +110,7 @@ def test_a_worker_killed_mid_ingest_is_retried_and_every_source_ends_whole(tmp_p
         assert result.sources == expected.sources and result.failed == expected.failed
         # and a re-ingest finds everything stored and unchanged
         again = remote.ingest(corpus)
-        assert again.chunks == 0 and again.unchanged_sources == again.sources == expected.sources
+        assert comparable(again) == comparable(local.ingest(corpus)) and again.chunks == 0 and again.unchanged_sources == again.sources - 1  # the empty file
 
 
 def test_on_error_fail_raises_like_in_process(tmp_path: Path) -> None:

@@ -49,18 +49,21 @@ class Problem:
     reason: str
     error: str
     loader_error: bool  # raise a LoaderError as it is when ``on_error = "fail"``
+    position: Any = None
+    message: str = ""
 
     @classmethod
     def of(cls, exc: RagloomError, path: str) -> Problem:
         where = getattr(exc, "source", None) or path
         reason = getattr(exc, "reason", None) or str(exc)
-        return cls(source=where, reason=reason, error=type(exc).__name__, loader_error=isinstance(exc, LoaderError))
+        loader = isinstance(exc, LoaderError)
+        return cls(source=where, reason=reason, error=type(exc).__name__, loader_error=loader, position=getattr(exc, "position", None), message=str(exc))
 
     def exception(self, path: str) -> LoaderError:
         """The error ``on_error = "fail"`` raises, as in-process."""
         if self.loader_error:
-            return LoaderError(self.reason, source=self.source)
-        return LoaderError(f"{self.error}: {self.reason}", source=path)
+            return LoaderError(self.reason, source=self.source, position=self.position)
+        return LoaderError(f"{self.error}: {self.message}", source=path)
 
 
 @attrs.frozen(kw_only=True)
