@@ -11,7 +11,17 @@ from typing import Any
 import attrs
 import pytest
 
-from ragloom import ConfigError, Executor, IngestResult, IngestTarget, Pipeline, PipelineConfig, Registry, hookimpl, make_plugin_manager
+from ragloom import (
+    ConfigError,
+    Executor,
+    IngestResult,
+    IngestTarget,
+    Pipeline,
+    PipelineConfig,
+    Registry,
+    hookimpl,
+    make_plugin_manager,
+)
 
 
 @attrs.frozen(kw_only=True)

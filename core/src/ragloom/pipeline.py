@@ -43,7 +43,6 @@ from ragloom.loaders.base import SourceRouter, is_url, resolve_source
 from ragloom.plugins import BuildContext, Registry
 from ragloom.protocols import Chunker, Embedder, Executor, LLMLike, Reranker, Retriever, Store
 from ragloom.stores.base import SourceStage, SourceState, WriteSession
-from ragloom.structuring import structure_options
 from ragloom.types import Chunk, Document, Failure, IngestResult, IngestTarget, Result, content_hash, metadata_hash
 
 

@@ -73,8 +73,8 @@ from ragloom.loaders.base import (
     resolve_source,
 )
 from ragloom.loaders.html import HtmlContent, decode_html, extract_html, html_metadata
-from ragloom.plugins import BuildContext
 from ragloom.pipeline import check_document
+from ragloom.plugins import BuildContext
 from ragloom.protocols import LLM, Chunker, Embedder, Executor, Reranker, Retriever, Store
 from ragloom.rerankers.base import rerank_or_fallback, reranked, resolve_top_n
 from ragloom.retrievers.base import RetrieverOptions, Scope, embed_query

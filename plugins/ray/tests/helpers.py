@@ -43,7 +43,7 @@ def make_corpus(root: Path, files: int = 36) -> Path:
     for i in range(files):
         folder = corpus / ("a" if i % 2 else "b/deep")
         suffix = ".md" if i % 5 == 0 else ".txt"
-        (folder / f"doc{i:03d}{suffix}").write_text(("# Title %d\n\n" % i if suffix == ".md" else "") + text(i, 60 + 13 * i), encoding="utf-8")
+        (folder / f"doc{i:03d}{suffix}").write_text((f"# Title {i}\n\n" if suffix == ".md" else "") + text(i, 60 + 13 * i), encoding="utf-8")
     rows = [{"id": f"r{i}", "text": text(100 + i, 40), "topic": WORDS[i % len(WORDS)]} for i in range(12)]
     (corpus / "records.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     (corpus / "empty.txt").write_text("", encoding="utf-8")

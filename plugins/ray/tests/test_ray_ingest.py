@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 from helpers import RAY_OPTIONS, assert_same_store, comparable, edit_corpus, make_corpus, pipeline, snapshot
+from ragloom_ray import RayExecutorConfig
 
 from ragloom import ConfigError, LoaderError, Progress, Registry
-from ragloom_ray import RayExecutorConfig
 
 pytestmark = pytest.mark.usefixtures("ray_cluster")
 

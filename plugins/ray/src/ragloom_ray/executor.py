@@ -20,7 +20,20 @@ import numpy as np
 from ragloom import Failure, IngestResult, Pipeline, PipelineConfig, Progress
 from ragloom.plugin import CONCURRENT_WRITERS, IngestTarget, LoaderError, RagloomError, is_url, resolve_source
 from ragloom_ray.config import RayExecutorConfig
-from ragloom_ray.work import Counts, Parts, PathOutcome, PathWork, PlanItem, Problem, Writer, dumps, embed_paths, loads, prepare, write_paths
+from ragloom_ray.work import (
+    Counts,
+    Parts,
+    PathOutcome,
+    PathWork,
+    PlanItem,
+    Problem,
+    Writer,
+    dumps,
+    embed_paths,
+    loads,
+    prepare,
+    write_paths,
+)
 
 #: Sources whose stored states one ``source_states`` call reads (as in-process).
 STATE_BATCH = 512
