@@ -7,6 +7,7 @@ from typing import Literal
 import attrs
 
 _positive = attrs.validators.gt(0)
+_positive_float = attrs.validators.gt(0.0)
 
 
 @attrs.frozen(kw_only=True)
@@ -30,13 +31,13 @@ class RayExecutorConfig:
     address: str | None = None
     local_cpus: int | None = attrs.field(default=None, validator=attrs.validators.optional(_positive))
     load_tasks: int = attrs.field(default=2, validator=_positive)
-    load_cpus: float = attrs.field(default=1.0, validator=_positive)
+    load_cpus: float = attrs.field(validator=_positive_float, default=1.0)
     embedders: int = attrs.field(default=1, validator=_positive)
-    embedder_cpus: float = attrs.field(default=1.0, validator=_positive)
+    embedder_cpus: float = attrs.field(validator=_positive_float, default=1.0)
     embedder_gpus: float | None = attrs.field(default=None, validator=attrs.validators.optional(attrs.validators.ge(0)))
     batch_size: int = attrs.field(default=16, validator=_positive)
     write: Literal["auto", "driver"] = attrs.field(default="auto", validator=attrs.validators.in_(("auto", "driver")))
     writers: int = attrs.field(default=2, validator=_positive)
-    writer_cpus: float = attrs.field(default=0.25, validator=_positive)
+    writer_cpus: float = attrs.field(validator=_positive_float, default=0.25)
     env: tuple[str, ...] = ()
     progress_bars: bool = True

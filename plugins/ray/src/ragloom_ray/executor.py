@@ -183,7 +183,7 @@ class RayExecutor:
             return
         is_dir = not url and os.path.isdir(resolved)
         if target.loader is not None and not is_dir:
-            files, skipped = [resolved], []
+            files, skipped = [resolved], list[str]()
         else:
             files, skipped = pipeline.loaders.expand(resolved)
             if not url and not is_dir and not files:
@@ -219,7 +219,7 @@ class RayExecutor:
         size = cfg.batch_size
         rows = [{"payload": dumps(item)} for item in items]
         blocks = max(1, min(len(rows), max(cfg.load_tasks, cfg.embedders) * 4, (len(rows) + size - 1) // size))
-        dataset = ray.data.from_items(rows, override_num_blocks=blocks)
+        dataset: Any = ray.data.from_items(rows, override_num_blocks=blocks)
         dataset = dataset.map_batches(
             load_and_chunk,
             fn_kwargs={"blob": blob},
