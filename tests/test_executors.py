@@ -84,9 +84,17 @@ def test_executor_options_are_validated_and_named(registry: Registry) -> None:
         _config(registry, {"executor": "reverse", "reverse": {"nte": "x"}})
     with pytest.raises(ConfigError, match="unknown executor type 'nope'.*installed: .*reverse"):
         _config(registry, {"executor": "nope"})
-    with pytest.raises(ConfigError, match=r"unknown key 'reverse' @ \$\.ingest"):  # a table for an executor not chosen
-        _config(registry, {"reverse": {"note": "x"}})
+    kept = _config(registry, {"reverse": {"note": "x"}})  # a table for an executor not chosen: validated and kept
+    assert kept.executor is None and kept.executors["reverse"].config == ReverseConfig(note="x")
+    with pytest.raises(ConfigError, match=r"unknown executor type 'nope' @ \$\.ingest\.executor"):
+        _config(registry, {"nope": {"address": "auto"}})
     assert _config(registry, {}).executor is None and _config(registry, {}).ingest.executor == "local"
+
+
+def test_an_uninstalled_executor_names_its_package(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RAGLOOM_LOAD_PLUGINS", "")  # no entry points: as without ragloom-ray
+    with pytest.raises(ConfigError, match=r"unknown executor type 'ray'.*pip install ragloom-ray"):
+        _config(Registry(), {"executor": "ray", "ray": {"address": "auto"}})
 
 
 def test_the_builder_takes_the_executor_too(registry: Registry) -> None:

@@ -147,7 +147,7 @@ def _with_executor(config: Any, name: str, address: str | None, registry: Any) -
 
     if name == "local" and address:
         raise RagloomError("--address needs a distributed executor (--executor ray, or [ingest] executor in the config)")
-    spec = config.executor if config.executor is not None and config.executor.type == name else executor_spec(name, {}, registry)
+    spec = config.executors.get(name) or executor_spec(name, {}, registry)
     if address and spec is not None:
         if not attrs.has(type(spec.config)) or "address" not in attrs.fields_dict(type(spec.config)):
             raise RagloomError(f"the {name!r} executor takes no address")

@@ -100,6 +100,8 @@ class PipelineConfig:
     ingest: IngestConfig = attrs.field(factory=IngestConfig)
     #: the ``[ingest] executor`` and its ``[ingest.<name>]`` options; None: in-process
     executor: ComponentSpec | None = None
+    #: every ``[ingest.<executor>]`` table, validated (``--executor NAME`` picks one)
+    executors: dict[str, ComponentSpec] = attrs.field(factory=dict)
     base_dir: Path = attrs.field(factory=Path.cwd)
     file: str | None = None
 
@@ -168,7 +170,7 @@ class PipelineConfig:
             section(stage, lambda v, stage=stage: parse_component(stage, v, registry, path=f"$.{stage}"))
         section("ingest", lambda v: parse_ingest(v, registry))
         if "ingest" in kwargs:
-            kwargs["ingest"], kwargs["executor"] = kwargs["ingest"]
+            kwargs["ingest"], kwargs["executor"], kwargs["executors"] = kwargs["ingest"]
         if problems:
             raise ConfigError("; ".join(problems), lines=problems)
         return cls(**kwargs)
@@ -208,13 +210,22 @@ def parse_component(stage: str, table: Any, registry: Registry, *, path: str) ->
     return registry.configure(stage, name, options, path=path)
 
 
-def parse_ingest(table: Any, registry: Registry) -> tuple[IngestConfig, ComponentSpec | None]:
-    """``[ingest]`` -> its config and the executor's spec (its options: the ``[ingest.<executor>]`` table)."""
+def parse_ingest(table: Any, registry: Registry) -> tuple[IngestConfig, ComponentSpec | None, dict[str, ComponentSpec]]:
+    """``[ingest]`` -> its config, the chosen executor's spec and every ``[ingest.<executor>]`` table's spec.
+
+    A table for an executor that is not chosen is validated and kept, so ``ragloom ingest --executor NAME``
+    runs the same file with its options.
+    """
     options = dict(table) if isinstance(table, dict) else table
-    name = options.get("executor", "local") if isinstance(options, dict) else "local"
-    executor_options = options.pop(name, None) if isinstance(options, dict) and isinstance(name, str) and name != "local" else None
+    tables = {k: options.pop(k) for k in list(options) if isinstance(options[k], dict)} if isinstance(options, dict) else {}
     ingest = structure_options(IngestConfig, options, path="$.ingest")
-    return ingest, executor_spec(ingest.executor, executor_options, registry)
+    specs: dict[str, ComponentSpec] = {}
+    for name, executor_options in tables.items():
+        spec = executor_spec(name, executor_options, registry)
+        if spec is not None:
+            specs[name] = spec
+    chosen = specs.get(ingest.executor) or executor_spec(ingest.executor, None, registry)
+    return ingest, chosen, specs
 
 
 def executor_spec(name: str, options: Any, registry: Registry) -> ComponentSpec | None:

@@ -681,7 +681,7 @@ class PipelineBuilder:
     def ingest_options(self, **options: Any) -> PipelineBuilder:
         """``[ingest]`` options: ``batch_size``, ``commit_every``, ``on_error``, ``remove_missing``,
         ``executor`` (and its options as a table under its name, e.g. ``ray={"address": "auto"}``)."""
-        self._fields["ingest"], self._fields["executor"] = parse_ingest(options, self.registry)
+        self._fields["ingest"], self._fields["executor"], self._fields["executors"] = parse_ingest(options, self.registry)
         return self
 
     def llm(self, client: LLMLike | str | None = None, **options: Any) -> PipelineBuilder:
