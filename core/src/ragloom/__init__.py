@@ -11,6 +11,7 @@ from ragloom.pipeline import Pipeline, PipelineBuilder, Progress
 from ragloom.plugin import (
     DEFAULT_BATCH_SIZE,
     DEFAULT_MAX_TEXT_CHARS,
+    DOCUMENT_SOURCE_TYPE,
     KEYWORD_SEARCH,
     LLM,
     PUBLIC_MODULES,
@@ -112,6 +113,7 @@ __all__ = [
     "ConfigError",
     "DEFAULT_BATCH_SIZE",
     "DEFAULT_MAX_TEXT_CHARS",
+    "DOCUMENT_SOURCE_TYPE",
     "DimensionMismatchError",
     "Document",
     "Embedder",

@@ -23,7 +23,7 @@ private and may change without notice. What is here, by job:
   :func:`decode_html`, :func:`extract_html`, :func:`html_metadata`, :class:`HtmlContent`;
 - **chunkers**: :func:`spans_to_chunks`, :func:`fingerprint_of`;
 - **embedders**: :func:`batched`, :func:`embed_in_batches`, :func:`check_embeddings`;
-- **stores**: :data:`KEYWORD_SEARCH`, :data:`VECTORS`, :func:`check_write`,
+- **stores**: :data:`KEYWORD_SEARCH`, :data:`VECTORS`, :data:`DOCUMENT_SOURCE_TYPE` (the only rows reads see), :func:`check_write`,
   :func:`normalize_rows`, the keyword index (:class:`BM25Index`, :class:`BM25Config`)
   for stores without native BM25 and its text analysis (:class:`Analyzer`,
   :class:`AnalyzerConfig`) for stores with their own index, and filters: the parsed tree
@@ -89,7 +89,7 @@ from ragloom.stores.base import (
     normalize_rows,
 )
 from ragloom.structuring import Secret, structure_options
-from ragloom.types import Chunk, Document, Result
+from ragloom.types import DOCUMENT_SOURCE_TYPE, Chunk, Document, Result
 
 #: The modules a plugin may import; every other ``ragloom.*`` module is private.
 PUBLIC_MODULES = ("ragloom", "ragloom.plugin", "ragloom.testing")
@@ -109,6 +109,7 @@ __all__ = [
     "ConfigError",
     "DEFAULT_BATCH_SIZE",
     "DEFAULT_MAX_TEXT_CHARS",
+    "DOCUMENT_SOURCE_TYPE",
     "DimensionMismatchError",
     "Document",
     "Embedder",
