@@ -25,10 +25,11 @@ Ingestion semantics (see docs/concepts.md):
 from __future__ import annotations
 
 import json
+import logging
 import os
 import threading
 import warnings
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -37,14 +38,20 @@ import numpy as np
 
 from ragloom.config import ComponentSpec, IngestConfig, PipelineConfig, SourceConfig
 from ragloom.embedders.base import embed_in_batches
-from ragloom.errors import ConfigError, DimensionMismatchError, LoaderError, RagloomError, short_repr
+from ragloom.errors import ConfigError, DimensionMismatchError, LoaderError, RagloomError, RerankError, short_repr
 from ragloom.filters import Condition, parse_filter, walk
 from ragloom.loaders.base import SourceRouter, is_url, resolve_source
 from ragloom.plugins import BuildContext, Registry
 from ragloom.protocols import Chunker, Embedder, LLMLike, Reranker, Retriever, Store
+from ragloom.rerankers.base import rerank_or_fallback, resolve_top_n
 from ragloom.stores.base import SourceStage, SourceState, WriteSession
 from ragloom.structuring import structure_options
 from ragloom.types import Chunk, Document, Failure, IngestResult, Result, content_hash, metadata_hash
+
+logger = logging.getLogger(__name__)
+
+#: With a reranker and a per-query ``top_k``, the pool retrieved before reranking is this many times ``top_k``.
+CANDIDATES_PER_RESULT = 4
 
 
 @attrs.frozen(kw_only=True)
@@ -114,7 +121,11 @@ class Pipeline:
         self.llm = llm
         self.namespace = config.namespace
         self._lock = threading.Lock()
-        self._counters = {"documents_ingested": 0, "chunks_written": 0, "queries": 0}
+        self._counters = {"documents_ingested": 0, "chunks_written": 0, "queries": 0, "rerank_failures": 0}
+        spec = config.reranker
+        self._reranker_name = repr(spec.type) if spec is not None and not spec.type.startswith("<") else type(reranker).__name__
+        # strict: [reranker] strict = true (any reranker), or a strict option of the reranker's own config
+        self._rerank_strict = bool((spec is not None and spec.strict) or getattr(getattr(reranker, "config", None), "strict", False))
         store_dim = store.dimension()
         if store_dim is not None and store_dim != embedder.dim:
             raise DimensionMismatchError(store_dim=store_dim, embedder_dim=embedder.dim)
@@ -291,22 +302,79 @@ class Pipeline:
         threshold: float | None = None,
         filter: Any = None,
         top_n: int | None = None,
+        candidates: int | None = None,
+        options: Mapping[str, Any] | None = None,
+        **retriever_options: Any,
     ) -> list[Result]:
-        """Retrieve (and rerank, when a reranker is configured) chunks for ``text``."""
+        """Retrieve (and rerank, when a reranker is configured) chunks for ``text``.
+
+        ``top_k``: the results returned (after reranking, when there is a reranker;
+        ``top_n`` is its older spelling). ``candidates``: the pool retrieved before
+        reranking (default ``top_k * 4``; without ``top_k`` the retriever's configured
+        ``top_k``). Other keywords (``lambda_mult``, ``weights`` ...), and ``options``
+        for names that collide with these, change the retriever's config for this
+        query only (:mod:`ragloom.retrievers.options`); an option it does not know is
+        a ConfigError naming it. A failing reranker never fails the query
+        (:meth:`_rerank`).
+        """
         if not isinstance(text, str) or not text.strip():
             raise ConfigError("a query must be a non-empty string")
         check_count("top_k", top_k)
         check_count("top_n", top_n)
+        check_count("candidates", candidates)
         parsed = parse_filter(filter)
-        results = self.retriever.retrieve(text, top_k=top_k, threshold=threshold, filter=parsed)
-        if self.reranker is not None and results:
-            results = self.reranker.rerank(text, results, top_n)
+        retriever = self._retriever_for({**(options or {}), **retriever_options})
+        if self.reranker is None:
+            if candidates is not None:
+                raise ConfigError("query option 'candidates' is the pool fetched before reranking, and this pipeline has no reranker")
+            results = retriever.retrieve(text, top_k=top_k, threshold=threshold, filter=parsed)
+        else:
+            keep = top_n if top_n is not None else top_k
+            pool = candidates if candidates is not None else (keep * CANDIDATES_PER_RESULT if keep is not None else None)
+            if pool is not None and keep is not None and pool < keep:
+                raise ConfigError(f"query option 'candidates' ({pool}) must be at least top_k ({keep}): reranking only reorders the pool")
+            results = retriever.retrieve(text, top_k=pool, threshold=threshold, filter=parsed)
+            if results:
+                results = self._rerank(text, results, keep)
         with self._lock:
             self._counters["queries"] += 1
         if not results and parsed is not None:
             for key in self.missing_filter_keys(parsed):
                 warnings.warn(f"no stored chunk has the metadata key {short_repr(key)} (filter {short_repr(filter)})", UserWarning, stacklevel=2)
         return results
+
+    def _retriever_for(self, options: Mapping[str, Any]) -> Retriever:
+        """The configured retriever, or a copy answering with per-query ``options``."""
+        if not options:
+            return self.retriever
+        from ragloom.retrievers.options import retriever_with_options
+
+        return retriever_with_options(self.retriever, options, name=repr(self.config.retriever.type))
+
+    def _rerank(self, text: str, results: list[Result], top_n: int | None) -> list[Result]:
+        """Rerank through the shared fallback policy (:func:`ragloom.rerankers.base.rerank_or_fallback`).
+
+        Whatever the reranker is (built-in or a plugin), an exception or an unusable
+        answer keeps the retrieval order (``metadata["rerank_fallback"] = True``), is
+        logged and counted in :meth:`stats` (``rerank_failures``, also when the
+        reranker fell back by itself); ``strict = true`` raises instead.
+        """
+        reranker = self.reranker
+        assert reranker is not None
+        keep = resolve_top_n(int(getattr(reranker, "top_n", len(results))), top_n)
+        errors: list[RerankError] = []
+        out = rerank_or_fallback(
+            lambda: reranker.rerank(text, results, top_n),
+            results,
+            keep,
+            strict=self._rerank_strict,
+            on_error=errors.append,
+            logger=logger,
+            what=f"reranker {self._reranker_name}",
+        )
+        if errors or any(r.metadata.get("rerank_fallback") for r in out):
+            self._count("rerank_failures", 1)
+        return out
 
     def missing_filter_keys(self, filter: Any) -> list[str]:
         """Metadata keys a filter names that no stored chunk of the namespace has."""
@@ -393,6 +461,7 @@ class Pipeline:
             "documents_ingested": counters["documents_ingested"],
             "chunks_written": counters["chunks_written"],
             "queries": counters["queries"],
+            "rerank_failures": counters["rerank_failures"],
             "embedder": self.embedder.model_id,
             "chunker": self.chunker.fingerprint,
             "store": store_stats,
