@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from plugins import faulty
 from ragloom import Pipeline, Registry, RerankError
 from ragloom.config import PipelineConfig
 from ragloom.plugins import make_plugin_manager
@@ -22,7 +23,6 @@ from ragloom.rerankers.keyword import KeywordReranker, KeywordRerankerConfig
 from ragloom.rerankers.llm import LLMReranker, LLMRerankerConfig, normalised_retrieval
 from ragloom.types import Result
 
-from plugins import faulty
 from .conftest import OpenAIServer, Reply
 
 
