@@ -102,9 +102,10 @@ async def aingest(
     loader: str | None = None,
     tags: Iterable[str] = (),
     progress: ProgressCallback | None = None,
+    chunker: Any = None,
 ) -> IngestResult:
-    """:meth:`Pipeline.ingest` in a worker thread (its HTTP calls on this loop)."""
-    return await run_blocking(pipeline.ingest, source, loader=loader, tags=tuple(tags), progress=progress)
+    """:meth:`Pipeline.ingest` in a worker thread (its HTTP calls on this loop), with the same per-call ``chunker``."""
+    return await run_blocking(pipeline.ingest, source, loader=loader, tags=tuple(tags), progress=progress, chunker=chunker)
 
 
 async def aquery(pipeline: Pipeline, text: str, **options: Any) -> list[Result]:

@@ -56,6 +56,9 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument("--loader", help="force this loader for the given sources")
     ingest.add_argument("--tag", action="append", default=[], dest="tags", help="tag every document (repeatable)")
     ingest.add_argument("--progress", choices=("auto", "always", "never"), default="auto", help="progress bar (default: on a terminal)")
+    ingest.add_argument("--chunker", help="chunk with this chunker for this run (default: the config's [chunker])")
+    ingest.add_argument("--chunk-size", type=int, help="chunk size for this run (the chunker's 'size' option)")
+    ingest.add_argument("--chunk-overlap", type=int, help="chunk overlap for this run (the chunker's 'overlap' option)")
     ingest.add_argument("--allow-failures", action="store_true", help=f"exit 0 even when sources failed (default: exit {EXIT_FAILURES})")
 
     query = sub.add_parser("query", help="answer a query with ranked chunks and their sources")
@@ -144,6 +147,18 @@ def _load_pipeline(args: argparse.Namespace) -> Any:
     return Pipeline.from_config(config, registry=registry)
 
 
+def _chunker_options(args: argparse.Namespace) -> dict[str, Any] | None:
+    """The per-run chunker from ``--chunker``, ``--chunk-size`` and ``--chunk-overlap`` (None: the config's)."""
+    options: dict[str, Any] = {}
+    if args.chunker is not None:
+        options["type"] = args.chunker
+    if args.chunk_size is not None:
+        options["size"] = args.chunk_size
+    if args.chunk_overlap is not None:
+        options["overlap"] = args.chunk_overlap
+    return options or None
+
+
 def cmd_ingest(args: argparse.Namespace) -> int:
     """``ragloom ingest [PATH_OR_URL ...]``."""
     from ragloom.cliprogress import progress_display, progress_wanted
@@ -153,11 +168,12 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         source = [_cli_source(s) for s in args.sources] or None
         if pipeline.config.store.type == "memory" and not args.json:
             print("ragloom: warning: the memory store forgets everything when this command exits", file=sys.stderr)
+        chunker = _chunker_options(args)
         if progress_wanted(args.progress, json_output=args.json):
             with progress_display(_display_path) as on_progress:
-                result = pipeline.ingest(source, loader=args.loader, tags=args.tags, progress=on_progress)
+                result = pipeline.ingest(source, loader=args.loader, tags=args.tags, progress=on_progress, chunker=chunker)
         else:
-            result = pipeline.ingest(source, loader=args.loader, tags=args.tags)
+            result = pipeline.ingest(source, loader=args.loader, tags=args.tags, chunker=chunker)
     status = EXIT_FAILURES if result.failed and not args.allow_failures else 0
     if args.json:
         _print_json(result.to_dict())

@@ -36,7 +36,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from ragloom.config import ComponentSpec, IngestConfig, PipelineConfig, SourceConfig
+from ragloom.config import ComponentSpec, IngestConfig, PipelineConfig, SourceConfig, parse_component
 from ragloom.embedders.base import embed_in_batches
 from ragloom.errors import ConfigError, DimensionMismatchError, LoaderError, RagloomError, RerankError, short_repr
 from ragloom.filters import Condition, parse_filter, walk
@@ -167,8 +167,12 @@ class Pipeline:
         loader: str | None = None,
         tags: Iterable[str] = (),
         progress: ProgressCallback | None = None,
+        chunker: Any = None,
     ) -> IngestResult:
-        """Ingest a path, URL or list of them; ``None`` ingests the configured ``[[sources]]``."""
+        """Ingest a path, URL or list of them; ``None`` ingests the configured ``[[sources]]``.
+
+        ``chunker`` overrides the configured chunker for this call (:meth:`chunker_for`).
+        """
         if source is None:
             extra = tuple(tags)  # --tag applies to the configured sources too
             targets = [(t, s.loader, tuple(dict.fromkeys((*s.tags, *extra)))) for s in self.config.sources for t in s.targets()]
@@ -180,9 +184,10 @@ class Pipeline:
             targets = [(os.fspath(s), loader, tuple(tags)) for s in source]
         if loader is not None:
             self.registry.get("loader", loader)
+        chunker_now = self.chunker_for(chunker)
         tally = _Tally()
         with self.store.session(self.namespace) as session:
-            run = _IngestRun(self, session, tally)
+            run = _IngestRun(self, session, tally, chunker_now)
             for target, target_loader, target_tags in targets:
                 self._ingest_target(target, target_loader, target_tags, run, progress)
         return tally.result()
@@ -235,12 +240,50 @@ class Pipeline:
                 if stored.startswith(prefix) and stored not in present:
                     self._remove_if_stored(stored, tally)
 
-    def ingest_documents(self, documents: Iterable[Document], *, tags: Iterable[str] = ()) -> IngestResult:
-        """Ingest already loaded documents (grouped by source), e.g. a BEIR corpus or an app's records."""
+    def ingest_documents(self, documents: Iterable[Document], *, tags: Iterable[str] = (), chunker: Any = None) -> IngestResult:
+        """Ingest already loaded documents (grouped by source), e.g. a BEIR corpus or an app's records.
+
+        ``chunker`` overrides the configured chunker for this call (:meth:`chunker_for`).
+        """
+        chunker_now = self.chunker_for(chunker)
         tally = _Tally()
         with self.store.session(self.namespace) as session:
-            self._ingest_documents(documents, tuple(tags), _IngestRun(self, session, tally))
+            self._ingest_documents(documents, tuple(tags), _IngestRun(self, session, tally, chunker_now))
         return tally.result()
+
+    def chunker_for(self, override: Any = None) -> Chunker:
+        """The chunker of one ingest call: the configured one, or ``override``.
+
+        ``override``: a table like ``[chunker]`` in TOML (``{"type": "sentence", "size": 500}``:
+        that chunker with those options, defaults for the rest), a table without ``type``
+        (the configured chunker's options with these changed), a registered name, or a
+        Chunker instance. Options are validated like TOML (a bad one is a ConfigError
+        naming the key). The override's fingerprint goes into the content hash, so a later
+        ingest with the configured chunker chunks those documents again.
+        """
+        if override is None:
+            return self.chunker
+        if isinstance(override, str):
+            override = {"type": override}
+        if not isinstance(override, Mapping):
+            if not callable(getattr(override, "chunk", None)) or not isinstance(getattr(override, "fingerprint", None), str):
+                raise ConfigError(f"invalid value {short_repr(override)} @ chunker: expected a table of chunker options, a chunker name or a Chunker")
+            return override  # type: ignore[no-any-return]
+        options = dict(override)
+        configured = self.config.chunker
+        if "type" not in options and not configured.type.startswith("<"):
+            from ragloom.structuring import converter
+
+            base = converter.unstructure(configured.config) if configured.config is not None else {}
+            options = {**base, **options, "type": configured.type}
+        elif "type" not in options:
+            raise ConfigError("chunker options need a 'type' @ chunker: the configured chunker is an instance, not a registered name")
+        spec = parse_component("chunker", options, self.registry, path="chunker")
+        context = BuildContext(
+            registry=self.registry, base_dir=self.config.base_dir, namespace=self.namespace, loader_options=dict(self.config.loaders),
+            llm=self.llm, embedder=self.embedder, store=self.store,
+        )
+        return self.registry.create("chunker", spec, context, path="chunker")  # type: ignore[no-any-return]
 
     def _fail(self, exc: RagloomError, tally: _Tally, *, source: str | None = None) -> None:
         where = getattr(exc, "source", None) or source or ""
@@ -536,10 +579,11 @@ _STATE_BATCH = 512
 class _IngestRun:
     """One ingest call: its write session and tally, source states read ahead, flush pacing."""
 
-    def __init__(self, pipeline: Pipeline, session: WriteSession, tally: _Tally):
+    def __init__(self, pipeline: Pipeline, session: WriteSession, tally: _Tally, chunker: Chunker | None = None):
         self.pipeline = pipeline
         self.session = session
         self.tally = tally
+        self.chunker = chunker or pipeline.chunker
         self.states: dict[str, SourceState] = {}
         self.touched: set[str] = set()
         self.sources_since_flush = 0
@@ -598,7 +642,8 @@ class _SourceWriter:
         self.written_documents: set[str] = set()
         self.updated_documents: set[str] = set()
         self.pending: list[Chunk] = []
-        self.fingerprint = self.pipeline.chunker.fingerprint
+        self.chunker = run.chunker
+        self.fingerprint = self.chunker.fingerprint
         self.model_id = self.pipeline.embedder.model_id
         self.batch_size = self.pipeline.config.ingest.batch_size
 
@@ -619,14 +664,14 @@ class _SourceWriter:
                 self.tally.unchanged += 1
                 return
             # same text, new metadata or tags: chunk again (cheap), keep the stored vectors
-            chunks = [attrs.evolve(c, content_hash=digest, metadata_hash=meta) for c in self.pipeline.chunker.chunk(document)]
+            chunks = [attrs.evolve(c, content_hash=digest, metadata_hash=meta) for c in self.chunker.chunk(document)]
             self._staged().update_metadata(chunks)
             self.updated_documents.add(document.id)
             self.tally.updated += 1
             self.run.wrote(len(chunks))
             return
         self.written_documents.add(document.id)
-        for chunk in self.pipeline.chunker.chunk(document):
+        for chunk in self.chunker.chunk(document):
             self.pending.append(attrs.evolve(chunk, content_hash=digest, metadata_hash=meta))
             if len(self.pending) >= self.batch_size:
                 self.flush()
