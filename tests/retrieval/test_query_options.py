@@ -72,6 +72,10 @@ def test_hybrid_weights_per_query(corpus: Path) -> None:
     assert _ids(keyword_only) != _ids(vector_only)
     with pytest.raises(ConfigError, match="weights"):
         pipeline.query(QUERY, weights={"bm25": 0.0, "vector": 0.0})
+    # the hybrid retriever's own 'candidates' (per side) collides with query()'s: it goes through options
+    assert len(pipeline.query(QUERY, options={"candidates": 4})) == 4
+    with pytest.raises(ConfigError, match="candidates"):
+        pipeline.query(QUERY, options={"candidates": 0})
 
 
 def test_an_option_the_retriever_does_not_know_is_a_config_error_naming_it(corpus: Path) -> None:
