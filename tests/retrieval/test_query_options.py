@@ -117,6 +117,7 @@ def test_candidates_is_the_pool_before_reranking_and_top_k_what_is_returned(corp
     assert len(pipeline.query(QUERY, top_k=2, candidates=6)) == 2 and recorder.pools[-1] == 6
     assert len(pipeline.query(QUERY, candidates=7)) == 3 and recorder.pools[-1] == 7
     assert len(pipeline.query(QUERY, top_n=1)) == 1 and recorder.pools[-1] == 4  # top_n: the older spelling of top_k
+    assert len(pipeline.query(QUERY, top_k=10, top_n=2)) == 2 and recorder.pools[-1] == 10  # both: top_k the pool, as before
     with pytest.raises(ConfigError, match="candidates.*at least top_k"):
         pipeline.query(QUERY, top_k=5, candidates=3)
     with pytest.raises(ConfigError, match="candidates"):

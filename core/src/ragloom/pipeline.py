@@ -352,9 +352,9 @@ class Pipeline:
         """Retrieve (and rerank, when a reranker is configured) chunks for ``text``.
 
         ``top_k``: the results returned (after reranking, when there is a reranker;
-        ``top_n`` is its older spelling). ``candidates``: the pool retrieved before
-        reranking (default ``top_k * 4``; without ``top_k`` the retriever's configured
-        ``top_k``). Other keywords (``lambda_mult``, ``weights`` ...), and ``options``
+        ``top_n`` is its older spelling, and with both given ``top_k`` is the pool, as
+        before). ``candidates``: the pool retrieved before reranking (default
+        ``top_k * 4``; without ``top_k`` the retriever's configured ``top_k``). Other keywords (``lambda_mult``, ``weights`` ...), and ``options``
         for names that collide with these, change the retriever's config for this
         query only (:mod:`ragloom.retrievers.options`); an option it does not know is
         a ConfigError naming it. A failing reranker never fails the query
@@ -373,7 +373,12 @@ class Pipeline:
             results = retriever.retrieve(text, top_k=top_k, threshold=threshold, filter=parsed)
         else:
             keep = top_n if top_n is not None else top_k
-            pool = candidates if candidates is not None else (keep * CANDIDATES_PER_RESULT if keep is not None else None)
+            if candidates is not None:
+                pool: int | None = candidates
+            elif top_n is not None and top_k is not None:
+                pool = top_k  # the older spelling: top_k the candidates, top_n the results
+            else:
+                pool = keep * CANDIDATES_PER_RESULT if keep is not None else None
             if pool is not None and keep is not None and pool < keep:
                 raise ConfigError(f"query option 'candidates' ({pool}) must be at least top_k ({keep}): reranking only reorders the pool")
             results = retriever.retrieve(text, top_k=pool, threshold=threshold, filter=parsed)
