@@ -9,6 +9,7 @@ the others are private (see docs/architecture.md).
 from ragloom.config import ComponentSpec, IngestConfig, PipelineConfig, SourceConfig
 from ragloom.pipeline import Pipeline, PipelineBuilder, Progress
 from ragloom.plugin import (
+    CHUNKS,
     DEFAULT_BATCH_SIZE,
     DEFAULT_MAX_TEXT_CHARS,
     KEYWORD_SEARCH,
@@ -24,6 +25,7 @@ from ragloom.plugin import (
     BuildContext,
     Chunk,
     Chunker,
+    ChunkStore,
     Condition,
     ConfigError,
     DimensionMismatchError,
@@ -101,7 +103,9 @@ __all__ = [
     "BM25Index",
     "BlockedAddressError",
     "BuildContext",
+    "CHUNKS",
     "Chunk",
+    "ChunkStore",
     "Chunker",
     "ComponentInfo",
     "ComponentSpec",

@@ -43,6 +43,7 @@ from ragloom.loaders.base import SourceRouter, is_url, resolve_source
 from ragloom.plugins import BuildContext, Registry
 from ragloom.protocols import Chunker, Embedder, LLMLike, Reranker, Retriever, Store
 from ragloom.stores.base import SourceStage, SourceState, WriteSession
+from ragloom.stores.keyword_index import forget, open_session
 from ragloom.structuring import structure_options
 from ragloom.types import Chunk, Document, Failure, IngestResult, Result, content_hash, metadata_hash
 
@@ -170,7 +171,7 @@ class Pipeline:
         if loader is not None:
             self.registry.get("loader", loader)
         tally = _Tally()
-        with self.store.session(self.namespace) as session:
+        with open_session(self.store, self.namespace) as session:
             run = _IngestRun(self, session, tally)
             for target, target_loader, target_tags in targets:
                 self._ingest_target(target, target_loader, target_tags, run, progress)
@@ -227,7 +228,7 @@ class Pipeline:
     def ingest_documents(self, documents: Iterable[Document], *, tags: Iterable[str] = ()) -> IngestResult:
         """Ingest already loaded documents (grouped by source), e.g. a BEIR corpus or an app's records."""
         tally = _Tally()
-        with self.store.session(self.namespace) as session:
+        with open_session(self.store, self.namespace) as session:
             self._ingest_documents(documents, tuple(tags), _IngestRun(self, session, tally))
         return tally.result()
 
@@ -347,7 +348,10 @@ class Pipeline:
 
     def remove_sources(self, sources: Iterable[str]) -> dict[str, int]:
         """Delete the chunks of these stored sources (exact keys); return ``{source: chunks}``."""
-        return {key: self.store.delete(self.namespace, parse_filter({"source": key})) for key in sources}
+        removed = {key: self.store.delete(self.namespace, parse_filter({"source": key})) for key in sources}
+        for key in removed:
+            forget(self.store, self.namespace, {"source": key})
+        return removed
 
     def match_sources(self, source: str | os.PathLike[str]) -> list[str]:
         """Stored sources a path, URL, id or directory refers to (empty when nothing is stored for it)."""
@@ -367,7 +371,9 @@ class Pipeline:
 
     def clear(self) -> int:
         """Delete everything stored in this pipeline's namespace; return the number of chunks removed."""
-        return int(self.store.delete(self.namespace, None))
+        removed = int(self.store.delete(self.namespace, None))
+        forget(self.store, self.namespace, None)
+        return removed
 
     def sources(self) -> list[str]:
         """Sources stored in this pipeline's namespace."""
