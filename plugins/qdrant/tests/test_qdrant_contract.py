@@ -1,4 +1,5 @@
-"""The qdrant store runs the shared store contract, in local mode (a folder) and in memory."""
+"""The qdrant store runs the shared store contract: local mode in a folder (with the kill -9 test), and the
+selected target (local memory, or the server of ``RAGLOOM_TEST_QDRANT_URL``)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from qdrant_targets import drop, server_or_memory
+from ragloom_qdrant import QdrantStore, QdrantStoreConfig
 
 from ragloom.testing import PersistentStoreContract, StoreContract
-from ragloom_qdrant import QdrantStore, QdrantStoreConfig
 
 
 class TestQdrantLocalFolderContract(PersistentStoreContract):
@@ -33,9 +35,9 @@ class TestQdrantLocalFolderContract(PersistentStoreContract):
         return fresh
 
 
-class TestQdrantInMemoryContract(StoreContract):
+class TestQdrantContract(StoreContract):
     @pytest.fixture
     def store(self) -> Iterator[QdrantStore]:
-        store = QdrantStore(QdrantStoreConfig(path=":memory:"))
+        store = server_or_memory()
         yield store
-        store.close()
+        drop(store)

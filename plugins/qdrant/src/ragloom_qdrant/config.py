@@ -6,7 +6,7 @@ import re
 
 import attrs
 
-from ragloom.plugin import Secret
+from ragloom.plugin import BM25Config, Secret
 
 _COLLECTION = re.compile(r"^[A-Za-z0-9_-]{1,200}$")
 
@@ -29,6 +29,13 @@ class QdrantStoreConfig:
     payload index); a second one, ``<collection>_sources``, holds each source's
     committed generation. Vectors use cosine distance and the embedder's
     dimension (fixed when the first chunks are written).
+
+    ``vectors = false`` stops the store from declaring the ``vectors``
+    capability (``get_vectors``): retrievers that need stored vectors (``mmr``)
+    then re-embed the candidates' texts instead, as for a store that cannot
+    return them. ``bm25`` configures the keyword index ragloom keeps of the
+    chunks for the ``bm25`` and ``hybrid`` retrievers (Qdrant has no BM25 of
+    its own); in local mode it is saved in ``<path>.keyword/``.
     """
 
     url: str | None = None
@@ -38,3 +45,5 @@ class QdrantStoreConfig:
     timeout: float = attrs.field(default=10.0, validator=attrs.validators.gt(0))
     prefer_grpc: bool = False
     batch_size: int = attrs.field(default=256, validator=attrs.validators.gt(0))
+    vectors: bool = True
+    bm25: BM25Config = attrs.field(factory=BM25Config)

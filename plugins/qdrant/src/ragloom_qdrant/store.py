@@ -32,6 +32,7 @@ import numpy as np
 from qdrant_client import QdrantClient, models
 
 from ragloom.plugin import (
+    CHUNKS,
     VECTORS,
     Chunk,
     DimensionMismatchError,
@@ -46,8 +47,6 @@ from ragloom.plugin import (
 from ragloom_qdrant.config import QdrantStoreConfig
 from ragloom_qdrant.filters import filter_fields, has_residual, translate
 
-#: the ``chunks`` capability (chunk enumeration for the store-independent keyword index)
-CHUNKS = "chunks"
 _IDS = uuid.UUID("6f1d3c1e-3a51-4d44-9a0e-6c1b0a9d2f10")
 _PAYLOAD = ["chunk_id", "document_id", "index", "text", "start", "end", "source", "metadata", "tags", "content_hash", "metadata_hash"]
 #: payload fields with an index (the ones every read filters on, and the reserved filter keys)
@@ -113,10 +112,11 @@ def _result(payload: dict[str, Any], score: float) -> Result:
 class QdrantStore:
     """Chunks in one Qdrant collection (namespaces are a payload field), generations made visible atomically."""
 
-    capabilities: frozenset[str] = frozenset({VECTORS, CHUNKS})
+    capabilities: frozenset[str]
 
     def __init__(self, config: QdrantStoreConfig | None = None, *, path: str | os.PathLike[str] | None = None, client: QdrantClient | None = None):
         self.config = config or QdrantStoreConfig()
+        self.capabilities = frozenset({VECTORS, CHUNKS} if self.config.vectors else {CHUNKS})
         self.collection = self.config.collection
         self.manifest = f"{self.collection}_sources"
         self._lock = threading.RLock()
@@ -129,7 +129,9 @@ class QdrantStore:
                 self.client = client
             elif self.config.url is not None:
                 key = os.environ.get(self.config.api_key.env) and self.config.api_key.get()
-                self.client = QdrantClient(url=self.config.url, api_key=key or None, timeout=int(self.config.timeout), prefer_grpc=self.config.prefer_grpc)
+                self.client = QdrantClient(
+                    url=self.config.url, api_key=key or None, timeout=int(self.config.timeout), prefer_grpc=self.config.prefer_grpc, check_compatibility=False
+                )
             else:
                 where = str(path) if path is not None else self.config.path
                 if where == ":memory:":
@@ -309,6 +311,8 @@ class QdrantStore:
 
     def get_vectors(self, namespace: str, chunk_ids: Sequence[str]) -> np.ndarray:
         """Stored (normalised) vectors of visible chunks, in the order asked."""
+        if VECTORS not in self.capabilities:
+            raise StoreError("this qdrant store is configured with vectors = false: it does not return stored vectors")
         with self._lock:
             found: dict[str, np.ndarray] = {}
             if self._dim is not None and chunk_ids:
