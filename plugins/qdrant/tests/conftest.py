@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from qdrant_targets import drop, server_or_memory
+
 from ragloom_qdrant import QdrantStore
 
 

@@ -15,7 +15,7 @@ from ragloom.plugin import Condition, parse_filter
 from ragloom.stores.keyword_index import keyword_index_for
 from ragloom.stores.memory import MemoryStore
 from ragloom.testing.store_contract import make_chunks
-from ragloom_qdrant import QdrantStore, QdrantStoreConfig
+from ragloom_qdrant import QdrantStore
 from ragloom_qdrant.filters import translate
 
 CORPUS = Path(__file__).resolve().parents[3] / "examples" / "quickstart" / "corpus"

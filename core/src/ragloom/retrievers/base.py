@@ -92,7 +92,7 @@ def embed_query(embedder: Embedder, store: Store, query: str) -> np.ndarray:
 
 def require_keyword_search(store: Store, what: str) -> None:
     """ConfigError unless the store has keyword search of its own or enumerates its chunks (``chunks``)."""
-    capabilities = getattr(store, "capabilities", frozenset())
+    capabilities: frozenset[str] = getattr(store, "capabilities", frozenset())
     if KEYWORD_SEARCH not in capabilities and CHUNKS not in capabilities:
         raise ConfigError(
             f"the {what} retriever needs a store with keyword search or one that lists its chunks; {type(store).__name__} "

@@ -218,18 +218,15 @@ class QdrantStore:
             if offset is None:
                 return
 
-    def _flip(self, namespace: str, source: str, generation: int, keep: list[str], manifest: dict[str, Any]) -> None:
-        """Steps 2-4 of a commit (see the module docstring); idempotent."""
+    def _flip(self, namespace: str, source: str, generation: int, keep: list[str], manifest: dict[str, Any], ids: list[str] | None = None) -> None:
+        """Steps 2-4 of a commit (see the module docstring); idempotent. ``ids``: the staged points, when known."""
         if self._dim is not None:
-            mine = [_eq("ns", namespace), _eq("source", source)]
-            self._call(
-                "making a generation visible",
-                self.client.set_payload,
-                self.collection,
-                payload={"live": True},
-                points=models.Filter(must=[*mine, _eq("gen", generation), _eq("live", False)]),
-                wait=True,
-            )
+            mine: list[Any] = [_eq("ns", namespace), _eq("source", source)]
+            staged: Any = models.Filter(must=[*mine, _eq("gen", generation), _eq("live", False)])
+            if ids is not None:
+                staged = models.PointIdsList(points=list[Any](ids))
+            if ids is None or ids:
+                self._call("making a generation visible", self.client.set_payload, self.collection, payload={"live": True}, points=staged, wait=True)
             spared: list[Any] = [_eq("gen", generation)]
             if keep:
                 spared.append(models.Filter(must=[_eq("live", True), _any("document_id", keep)]))
@@ -447,17 +444,19 @@ class QdrantStore:
         for start in range(0, len(points), size):
             self._call("writing points", self.client.upsert, self.collection, points=points[start : start + size], wait=True)
 
-    def _stage_write(self, namespace: str, generation: int, chunks: Sequence[Chunk], vectors: np.ndarray) -> None:
+    def _stage_write(self, namespace: str, generation: int, chunks: Sequence[Chunk], vectors: np.ndarray) -> list[str]:
         array = check_write(chunks, vectors)
         if not chunks:
-            return
+            return []
         with self._lock:
             self._ensure_collection(int(array.shape[1]))
-            self._upsert(self._points(namespace, generation, chunks, normalize_rows(array)))
+            points = self._points(namespace, generation, chunks, normalize_rows(array))
+            self._upsert(points)
+            return [str(p.id) for p in points]
 
-    def _stage_update(self, namespace: str, source: str, generation: int, chunks: Sequence[Chunk]) -> None:
+    def _stage_update(self, namespace: str, source: str, generation: int, chunks: Sequence[Chunk]) -> list[str]:
         if not chunks:
-            return
+            return []
         with self._lock:
             stored: dict[str, np.ndarray] = {}
             if self._dim is not None:
@@ -467,7 +466,9 @@ class QdrantStore:
             missing = [c.id for c in chunks if c.id not in stored]
             if missing:
                 raise StoreError(f"update_metadata of {source}: no stored chunk {', '.join(missing[:5])}")
-            self._upsert(self._points(namespace, generation, chunks, np.stack([stored[c.id] for c in chunks])))
+            points = self._points(namespace, generation, chunks, np.stack([stored[c.id] for c in chunks]))
+            self._upsert(points)
+            return [str(p.id) for p in points]
 
     def _removed_by(self, namespace: str, source: str, spared: Collection[str]) -> int:
         """Visible chunks of ``source`` a commit removes (all but the spared documents')."""
@@ -483,14 +484,14 @@ class QdrantStore:
             where = models.Filter(must=[_eq("ns", namespace), _eq("source", source), _eq("gen", generation), _eq("live", False)])
             self._call("dropping an aborted stage", self.client.delete, self.collection, points_selector=where, wait=True)
 
-    def _publish(self, namespace: str, commits: Sequence[tuple[str, int, list[str]]]) -> None:
+    def _publish(self, namespace: str, commits: Sequence[tuple[str, int, list[str], list[str]]]) -> None:
         """Make each committed source visible (steps 1-4), readers of this process locked out per source."""
-        for source, generation, keep in commits:
+        for source, generation, keep, ids in commits:
             with self._lock:
                 manifest = self._manifests(namespace, [source]).get(source, {})
                 record = {**manifest, "committed": generation, "next": max(generation, int(manifest.get("next", 0))), "pending": True, "keep": keep}
                 self._put_manifest(namespace, source, record)
-                self._flip(namespace, source, generation, keep, record)
+                self._flip(namespace, source, generation, keep, record, ids)
 
     def close(self) -> None:
         """Close the client (releases the local-mode folder's lock)."""
@@ -511,6 +512,7 @@ class QdrantStage:
         self._session = session
         self._keep: set[str] = set()
         self._carried: set[str] = set()
+        self._ids: list[str] = []
         self._done = False
 
     def _check(self, action: str) -> None:
@@ -526,7 +528,7 @@ class QdrantStage:
         """Stage chunks (invisible until the session flushes after :meth:`commit`)."""
         self._check("write")
         self._check_sources(chunks)
-        self._session.store._stage_write(self._session.namespace, self.generation, chunks, vectors)
+        self._ids += self._session.store._stage_write(self._session.namespace, self.generation, chunks, vectors)
 
     def keep(self, document_ids: Collection[str]) -> None:
         """Documents whose stored chunks stay in the new generation."""
@@ -537,7 +539,7 @@ class QdrantStage:
         """Carry stored chunks (and their vectors) into the new generation with new metadata."""
         self._check("update metadata")
         self._check_sources(chunks)
-        self._session.store._stage_update(self._session.namespace, self.source, self.generation, chunks)
+        self._ids += self._session.store._stage_update(self._session.namespace, self.source, self.generation, chunks)
         self._carried.update(c.document_id for c in chunks)
 
     def commit(self) -> int:
@@ -547,7 +549,7 @@ class QdrantStage:
         session = self._session
         session._open.pop(id(self), None)
         removed = session.store._removed_by(session.namespace, self.source, self._keep | self._carried)
-        session._committed.append((self.source, self.generation, sorted(self._keep - self._carried)))
+        session._committed.append((self.source, self.generation, sorted(self._keep - self._carried), list(dict.fromkeys(self._ids))))
         return removed
 
     def abort(self) -> None:
@@ -566,14 +568,14 @@ class QdrantSession:
         self.store = store
         self.namespace = namespace
         self._open: dict[int, QdrantStage] = {}
-        self._committed: list[tuple[str, int, list[str]]] = []
+        self._committed: list[tuple[str, int, list[str], list[str]]] = []
         self._closed = False
 
     def stage(self, source: str, state: SourceState | None = None) -> QdrantStage:
         """Start a new generation of ``source`` (a commit of it still queued is flushed first)."""
         if self._closed:
             raise StoreError("the write session is closed")
-        if any(queued == source for queued, _, _ in self._committed):
+        if any(queued == source for queued, *_ in self._committed):
             self.flush()
             state = None
         if state is None:
