@@ -48,7 +48,7 @@ from ragloom.errors import StoreError
 from ragloom.filters import FilterNode, compile_predicate, parse_filter
 from ragloom.keyword import BM25Config, BM25Index
 from ragloom.stores.base import ChunkStore, SourceStage, SourceState, Store, WriteSession, chunk_store
-from ragloom.types import Chunk, Result
+from ragloom.types import DOCUMENT_SOURCE_TYPE, Chunk, Result
 
 logger = logging.getLogger(__name__)
 
@@ -385,7 +385,7 @@ class _ObservedStage:
 
     def write(self, chunks: Sequence[Chunk], vectors: np.ndarray) -> None:
         self._stage.write(chunks, vectors)
-        self._staged.extend(chunks)
+        self._staged.extend(c for c in chunks if c.source_type == DOCUMENT_SOURCE_TYPE)
 
     def keep(self, document_ids: Iterable[str]) -> None:
         ids = list(document_ids)

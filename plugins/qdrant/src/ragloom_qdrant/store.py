@@ -1,7 +1,9 @@
 """The ``qdrant`` store: chunks as Qdrant points, one source generation visible at a time.
 
-Every point carries its namespace (``ns``), its source's generation (``gen``)
-and ``live``. Searches, counts and reads see ``live`` points only. A stage
+Every point carries its namespace (``ns``), its source's generation (``gen``),
+``live`` and its chunk's ``source_type``. Searches, counts and reads see
+``live`` points of ``source_type = "document"`` only (other rows an
+application writes into the collection never come back). A stage
 writes its points with ``live = false``; ``commit`` queues the source and the
 session's ``flush`` makes each queued source visible in four steps, under the
 store's lock (so readers of this process see the old generation or the new
@@ -33,6 +35,7 @@ from qdrant_client import QdrantClient, models
 
 from ragloom.plugin import (
     CHUNKS,
+    DOCUMENT_SOURCE_TYPE,
     VECTORS,
     Chunk,
     DimensionMismatchError,
@@ -48,11 +51,12 @@ from ragloom_qdrant.config import QdrantStoreConfig
 from ragloom_qdrant.filters import filter_fields, has_residual, translate
 
 _IDS = uuid.UUID("6f1d3c1e-3a51-4d44-9a0e-6c1b0a9d2f10")
-_PAYLOAD = ["chunk_id", "document_id", "index", "text", "start", "end", "source", "metadata", "tags", "content_hash", "metadata_hash"]
+_PAYLOAD = ["chunk_id", "document_id", "index", "text", "start", "end", "source", "metadata", "tags", "content_hash", "metadata_hash", "source_type"]
 #: payload fields with an index (the ones every read filters on, and the reserved filter keys)
 _INDEXES: dict[str, models.PayloadSchemaType] = {
     "ns": models.PayloadSchemaType.KEYWORD,
     "live": models.PayloadSchemaType.BOOL,
+    "source_type": models.PayloadSchemaType.KEYWORD,
     "gen": models.PayloadSchemaType.INTEGER,
     "source": models.PayloadSchemaType.KEYWORD,
     "document_id": models.PayloadSchemaType.KEYWORD,
@@ -76,6 +80,11 @@ def _eq(field: str, value: Any) -> models.FieldCondition:
     return models.FieldCondition(key=field, match=models.MatchValue(value=value))
 
 
+def _visible(namespace: str) -> list[Any]:
+    """Conditions of the points reads see: the namespace's live ingested content (``source_type = "document"``)."""
+    return [_eq("ns", namespace), _eq("live", True), _eq("source_type", DOCUMENT_SOURCE_TYPE)]
+
+
 def _any(field: str, values: Sequence[str]) -> models.FieldCondition:
     return models.FieldCondition(key=field, match=models.MatchAny(any=list(values)))
 
@@ -93,6 +102,7 @@ def _chunk(payload: dict[str, Any]) -> Chunk:
         tags=tuple(payload.get("tags") or ()),
         content_hash=payload.get("content_hash", ""),
         metadata_hash=payload.get("metadata_hash", ""),
+        source_type=payload.get("source_type", DOCUMENT_SOURCE_TYPE),
     )
 
 
@@ -241,7 +251,7 @@ class QdrantStore:
 
     def _live(self, namespace: str, node: FilterNode | None = None) -> models.Filter:
         """The filter of the visible points of ``namespace`` matching ``node`` (residual conditions resolved to ids)."""
-        must: list[Any] = [_eq("ns", namespace), _eq("live", True)]
+        must: list[Any] = [*_visible(namespace)]
         translated, fields = translate(node)
         self._index_fields(fields)
         if translated is not None:
@@ -252,7 +262,7 @@ class QdrantStore:
                 p = point.payload or {}
                 if matches(node, metadata=p.get("metadata") or {}, source=p["source"], document_id=p["document_id"], tags=tuple(p.get("tags") or ())):
                     ids.append(point.id)
-            must = [_eq("ns", namespace), _eq("live", True), models.HasIdCondition(has_id=ids)]
+            must = [*_visible(namespace), models.HasIdCondition(has_id=ids)]
         return models.Filter(must=must)
 
     def _scroll(self, scroll_filter: models.Filter, payload: Any, *, vectors: bool = False, batch: int = 1024) -> Iterator[Any]:
@@ -275,7 +285,7 @@ class QdrantStore:
             if self._dim is not None and wanted:
                 for start in range(0, len(wanted), 512):
                     part = wanted[start : start + 512]
-                    where = models.Filter(must=[_eq("ns", namespace), _eq("live", True), _any("source", part)])
+                    where = models.Filter(must=[*_visible(namespace), _any("source", part)])
                     for point in self._scroll(where, ["source", "document_id", "content_hash", "metadata_hash"]):
                         p = point.payload or {}
                         documents[p["source"]][p["document_id"]] = p.get("content_hash", "")
@@ -313,7 +323,7 @@ class QdrantStore:
         with self._lock:
             found: dict[str, np.ndarray] = {}
             if self._dim is not None and chunk_ids:
-                where = models.Filter(must=[_eq("ns", namespace), _eq("live", True), _any("chunk_id", list(dict.fromkeys(chunk_ids)))])
+                where = models.Filter(must=[*_visible(namespace), _any("chunk_id", list(dict.fromkeys(chunk_ids)))])
                 for point in self._scroll(where, ["chunk_id"], vectors=True):
                     found[(point.payload or {})["chunk_id"]] = np.asarray(point.vector, dtype=np.float32)
         missing = [cid for cid in chunk_ids if cid not in found]
@@ -327,7 +337,7 @@ class QdrantStore:
         """The namespace's visible chunks, in batches of at most ``batch_size`` (one Qdrant scroll page each)."""
         if self._dim is None:
             return
-        where = models.Filter(must=[_eq("ns", namespace), _eq("live", True)])
+        where = models.Filter(must=[*_visible(namespace)])
         offset = None
         while True:
             with self._lock:
@@ -342,7 +352,7 @@ class QdrantStore:
     def _source_column(self, namespace: str) -> list[str]:
         if self._dim is None:
             return []
-        return [(p.payload or {})["source"] for p in self._scroll(models.Filter(must=[_eq("ns", namespace), _eq("live", True)]), ["source"])]
+        return [(p.payload or {})["source"] for p in self._scroll(models.Filter(must=[*_visible(namespace)]), ["source"])]
 
     def sources(self, namespace: str) -> list[str]:
         """Sources with visible chunks, sorted."""
@@ -362,7 +372,7 @@ class QdrantStore:
         with self._lock:
             if self._dim is None:
                 return 0
-            where = models.Filter(must=[_eq("ns", namespace), _eq("live", True)])
+            where = models.Filter(must=[*_visible(namespace)])
             return int(self._call("count", self.client.count, self.collection, count_filter=where, exact=True).count)
 
     def stats(self, namespace: str) -> dict[str, Any]:
@@ -371,7 +381,7 @@ class QdrantStore:
             documents: set[str] = set()
             sources: set[str] = set()
             if self._dim is not None:
-                for point in self._scroll(models.Filter(must=[_eq("ns", namespace), _eq("live", True)]), ["source", "document_id"]):
+                for point in self._scroll(models.Filter(must=[*_visible(namespace)]), ["source", "document_id"]):
                     p = point.payload or {}
                     sources.add(p["source"])
                     documents.add(p["document_id"])
@@ -434,6 +444,7 @@ class QdrantStore:
                 "tags": list(chunk.tags),
                 "content_hash": chunk.content_hash,
                 "metadata_hash": chunk.metadata_hash,
+                "source_type": chunk.source_type,
                 **filter_fields(chunk.metadata),
             }
             points.append(models.PointStruct(id=point_id(namespace, chunk.id, generation), vector=vector, payload=payload))
@@ -460,7 +471,7 @@ class QdrantStore:
         with self._lock:
             stored: dict[str, np.ndarray] = {}
             if self._dim is not None:
-                where = models.Filter(must=[_eq("ns", namespace), _eq("live", True), _eq("source", source), _any("chunk_id", [c.id for c in chunks])])
+                where = models.Filter(must=[*_visible(namespace), _eq("source", source), _any("chunk_id", [c.id for c in chunks])])
                 for point in self._scroll(where, ["chunk_id"], vectors=True):
                     stored[(point.payload or {})["chunk_id"]] = np.asarray(point.vector, dtype=np.float32)
             missing = [c.id for c in chunks if c.id not in stored]
@@ -474,7 +485,7 @@ class QdrantStore:
         """Visible chunks of ``source`` a commit removes (all but the spared documents')."""
         if self._dim is None:
             return 0
-        where = models.Filter(must=[_eq("ns", namespace), _eq("live", True), _eq("source", source)], must_not=[_any("document_id", list(spared))] if spared else None)
+        where = models.Filter(must=[*_visible(namespace), _eq("source", source)], must_not=[_any("document_id", list(spared))] if spared else None)
         return int(self._call("count", self.client.count, self.collection, count_filter=where, exact=True).count)
 
     def _abort(self, namespace: str, source: str, generation: int) -> None:
