@@ -94,6 +94,7 @@ def _query_ms(store: Any, queries: np.ndarray, filter: Any = None) -> float:
 
 def bench_stores(sizes: list[int], n_queries: int, folder: bool) -> None:
     corpus = _corpus()
+    print(f"{PER_SOURCE:,} chunks per source, {n_queries} queries\n")
     print("| store | chunks | ingest s | chunks/s | top-10 p50 ms | filtered top-10 p50 ms |")
     print("| --- | ---: | ---: | ---: | ---: | ---: |")
     for size in sizes:
@@ -127,7 +128,22 @@ def _ndcg(ranked: dict[str, list[str]], qrels: dict[str, dict[str, int]]) -> flo
     return statistics.mean(ndcg_at_k(ranked[q], qrels[q], 10) for q in ranked)
 
 
-def bench_keyword_index() -> None:
+class ChunksOnly:
+    """A memory store seen as a store without keyword search (``chunks`` + ``vectors`` only), with a location."""
+
+    capabilities = frozenset({"chunks", "vectors"})
+
+    def __init__(self, inner: MemoryStore, location: Path):
+        self.inner = inner
+        self.location = location
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("keyword_search", "keyword_ceiling"):
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+
+def bench_keyword_index(kind: str = "qdrant") -> None:
     corpus = _corpus()
     queries = {q["_id"]: q["text"] for q in map(json.loads, (DATA / "queries.jsonl").open(encoding="utf-8"))}
     qrels = load_qrels(DATA / "qrels" / "test.tsv")
@@ -142,8 +158,12 @@ def bench_keyword_index() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         # local mode in memory (a folder persists every point to SQLite one by one: far slower);
         # ``location`` set by hand so the index is saved as beside a folder
-        store = QdrantStore(QdrantStoreConfig(path=":memory:"))
-        store.location = Path(tmp) / "qdrant"
+        store: Any
+        if kind == "qdrant":
+            store = QdrantStore(QdrantStoreConfig(path=":memory:"))
+            store.location = Path(tmp) / "qdrant"
+        else:
+            store = ChunksOnly(MemoryStore(), Path(tmp) / "plain")
         start = time.perf_counter()
         with store.session(NS) as session:
             position = 0
@@ -182,7 +202,8 @@ def bench_keyword_index() -> None:
     print("| SciFact keyword index | value |")
     print("| --- | ---: |")
     print(f"| chunks | {len(chunks):,} |")
-    print(f"| qdrant local (memory) ingest, s | {ingest:.1f} |")
+    print(f"| store | {kind} |")
+    print(f"| ingest into the store, s | {ingest:.1f} |")
     print(f"| build from iter_chunks (enumerate + analyse + index), s | {build:.2f} |")
     print(f"| load of the saved index (new process), s | {load:.2f} |")
     print(f"| BM25Index over the same texts in memory (reference), s | {native_build:.2f} |")
@@ -196,14 +217,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--queries", type=int, default=20)
     parser.add_argument("--skip-keyword", action="store_true")
     parser.add_argument("--skip-stores", action="store_true")
+    parser.add_argument("--keyword-store", choices=["qdrant", "memory"], default="qdrant", help="the store the keyword index is built from")
+    parser.add_argument("--per-source", type=int, default=PER_SOURCE, help="chunks per source (one stage and commit each)")
     parser.add_argument("--folder", action="store_true", help="also ingest into a local-mode folder at 10k (slow: SQLite per point)")
     args = parser.parse_args(argv)
     if not DATA.exists():
         sys.exit(f"SciFact is expected in {DATA}")
     if not args.skip_keyword:
-        bench_keyword_index()
+        bench_keyword_index(args.keyword_store)
         print(flush=True)
     if not args.skip_stores:
+        globals()["PER_SOURCE"] = args.per_source
         bench_stores(args.sizes, args.queries, args.folder)
 
 
