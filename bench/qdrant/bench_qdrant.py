@@ -207,7 +207,7 @@ def bench_keyword_index(kind: str = "qdrant") -> None:
     print(f"| build from iter_chunks (enumerate + analyse + index), s | {build:.2f} |")
     print(f"| load of the saved index (new process), s | {load:.2f} |")
     print(f"| BM25Index over the same texts in memory (reference), s | {native_build:.2f} |")
-    print(f"| nDCG@10 qdrant + keyword index / memory store native | {_ndcg(ranked, qrels):.4f} / {_ndcg(reference, qrels):.4f} |")
+    print(f"| nDCG@10 {kind} store + keyword index / memory store native | {_ndcg(ranked, qrels):.4f} / {_ndcg(reference, qrels):.4f} |")
     print(f"| queries ranked identically | {same} / {len(ranked)} |")
 
 
