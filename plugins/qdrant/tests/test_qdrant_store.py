@@ -228,3 +228,17 @@ def test_payload_indexes_on_a_server_and_none_in_local_mode(qdrant_store: Callab
         assert len([f for f in schema if f.startswith(("k_", "n_"))]) == 2
     else:
         assert schema == {} and not store._server
+
+
+@pytest.mark.parametrize("kind", ["qdrant", "memory"])
+def test_iter_chunks_skips_rows_of_another_source_type(qdrant_store: Callable[..., QdrantStore], kind: str) -> None:
+    import attrs
+
+    store: Any = qdrant_store() if kind == "qdrant" else MemoryStore()
+    documents = TestHelpers.commit(store, "/a.md", 3)
+    remembered = [attrs.evolve(c, source_type="memory") for c in make_chunks("/m.md", 2)]
+    with store.session(NS) as session:
+        stage = session.stage("/m.md")
+        stage.write(remembered, np.ones((2, 8), dtype=np.float32))
+        stage.commit()
+    assert sorted(c.id for batch in store.iter_chunks(NS, batch_size=2) for c in batch) == sorted(c.id for c in documents)

@@ -725,11 +725,6 @@ class StoreContract:
         store.delete(NS, parse_filter({"source": "/a.md"}))
         assert sorted(c.id for batch in store.iter_chunks(NS) for c in batch) == sorted(c.id for c in doc_b)
         session.close()
-        import attrs
-
-        remembered = [attrs.evolve(c, source_type="memory") for c in make_chunks("/m.md", 2)]
-        self._commit(store, remembered, _vectors(2, 5))  # rows of another source type are never enumerated
-        assert sorted(c.id for batch in store.iter_chunks(NS) for c in batch) == sorted(c.id for c in doc_b)
     # ------------------------------------------------------------------ source types
 
     def test_rows_of_another_source_type_are_never_returned(self, store: Any) -> None:
