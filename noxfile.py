@@ -15,7 +15,7 @@ nox.options.reuse_existing_virtualenvs = True
 
 #: None: the Python nox itself runs on (the clone's .venv in the README), so no other interpreter is needed
 PYTHON = None
-PLUGINS = ["plugins/duckdb", "plugins/pgvector", "plugins/web", "plugins/cohere", "plugins/sentence-transformers"]
+PLUGINS = ["plugins/duckdb", "plugins/pgvector", "plugins/qdrant", "plugins/web", "plugins/cohere", "plugins/sentence-transformers"]
 TEST_DEPS = ["pytest>=8", "pytest-timeout", "hypothesis>=6.100", "hatchling>=1.18"]
 #: the pgvector plugin's tests start a private PostgreSQL 16 + pgvector with pgserver (nothing else to install)
 PG_TEST_DEPS = ["pgserver>=0.1.4", "psycopg[binary]>=3.1", "psycopg-pool>=3.2", "pgvector>=0.2.5"]

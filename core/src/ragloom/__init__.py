@@ -9,6 +9,7 @@ the others are private (see docs/architecture.md).
 from ragloom.config import ComponentSpec, IngestConfig, PipelineConfig, SourceConfig
 from ragloom.pipeline import Pipeline, PipelineBuilder, Progress
 from ragloom.plugin import (
+    CHUNKS,
     CONCURRENT_WRITERS,
     DEFAULT_BATCH_SIZE,
     DEFAULT_MAX_TEXT_CHARS,
@@ -27,6 +28,7 @@ from ragloom.plugin import (
     BuildContext,
     Chunk,
     Chunker,
+    ChunkStore,
     Condition,
     ConfigError,
     DimensionMismatchError,
@@ -112,7 +114,9 @@ __all__ = [
     "BlockedAddressError",
     "BuildContext",
     "CONCURRENT_WRITERS",
+    "CHUNKS",
     "Chunk",
+    "ChunkStore",
     "Chunker",
     "ComponentInfo",
     "ComponentSpec",

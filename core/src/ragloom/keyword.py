@@ -113,6 +113,50 @@ class BM25Index:
             raise ValueError("remap would merge two documents into one key")
         self._slot_of = renamed
 
+    def export(self) -> tuple[list[Hashable], list[str], np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The analysed documents present, in insertion order, for :meth:`restore`.
+
+        :returns: ``(keys, vocabulary, term ids, term frequencies, offsets, lengths)``; document ``i``
+            holds ``terms[offsets[i]:offsets[i + 1]]``.
+        """
+        live = [s for s, key in enumerate(self._keys) if key is not None and self._terms[s] is not None]
+        sizes = np.asarray([len(self._terms[s]) for s in live], dtype=np.int64)  # type: ignore[arg-type]
+        offsets = np.zeros(len(live) + 1, dtype=np.int64)
+        np.cumsum(sizes, out=offsets[1:])
+        terms = np.concatenate([self._terms[s] for s in live]) if live else np.zeros(0, dtype=np.int64)  # type: ignore[misc]
+        tfs = np.concatenate([self._tfs[s] for s in live]) if live else np.zeros(0, dtype=np.float32)  # type: ignore[misc]
+        lengths = np.asarray([self._lengths[s] for s in live], dtype=np.int64)
+        return [self._keys[s] for s in live], list(self._vocab), terms, tfs, offsets, lengths
+
+    @classmethod
+    def restore(
+        cls,
+        config: BM25Config | None,
+        keys: Sequence[Hashable],
+        vocabulary: Sequence[str],
+        terms: np.ndarray,
+        tfs: np.ndarray,
+        offsets: np.ndarray,
+        lengths: np.ndarray,
+        *,
+        analyzer: Analyzer | None = None,
+    ) -> BM25Index:
+        """An index holding what :meth:`export` returned (no text analysed again)."""
+        index = cls(config, analyzer=analyzer)
+        if len(offsets) != len(keys) + 1 or len(lengths) != len(keys) or len(terms) != len(tfs):
+            raise ValueError("inconsistent BM25 index arrays")
+        index._vocab = {term: i for i, term in enumerate(vocabulary)}
+        index._keys = list(keys)
+        index._slot_of = {key: slot for slot, key in enumerate(keys)}
+        terms = np.asarray(terms, dtype=np.int64)
+        tfs = np.asarray(tfs, dtype=np.float32)
+        index._terms = [terms[offsets[i] : offsets[i + 1]] for i in range(len(keys))]
+        index._tfs = [tfs[offsets[i] : offsets[i + 1]] for i in range(len(keys))]
+        index._lengths = [int(n) for n in lengths]
+        if len(index._slot_of) != len(keys):
+            raise ValueError("duplicate keys in a BM25 index")
+        return index
+
     def clear(self) -> None:
         """Remove everything."""
         self.remove(list(self._slot_of))

@@ -45,6 +45,7 @@ from ragloom.plugins import BuildContext, Registry
 from ragloom.protocols import Chunker, Embedder, Executor, LLMLike, Reranker, Retriever, Store
 from ragloom.rerankers.base import rerank_or_fallback, resolve_top_n
 from ragloom.stores.base import SourceStage, SourceState, WriteSession
+from ragloom.stores.keyword_index import forget, open_session
 from ragloom.types import Chunk, Document, Failure, IngestResult, IngestTarget, Result, content_hash, metadata_hash
 
 logger = logging.getLogger(__name__)
@@ -191,7 +192,7 @@ class Pipeline:
             return executor.ingest(self, [IngestTarget(source=t, loader=n, tags=g) for t, n, g in targets], progress=progress)
         chunker_now = self.chunker_for(chunker)
         tally = _Tally()
-        with self.store.session(self.namespace) as session:
+        with open_session(self.store, self.namespace) as session:
             run = _IngestRun(self, session, tally, chunker_now)
             for target, target_loader, target_tags in targets:
                 self._ingest_target(target, target_loader, target_tags, run, progress)
@@ -252,7 +253,7 @@ class Pipeline:
         """
         chunker_now = self.chunker_for(chunker)
         tally = _Tally()
-        with self.store.session(self.namespace) as session:
+        with open_session(self.store, self.namespace) as session:
             self._ingest_documents(documents, tuple(tags), _IngestRun(self, session, tally, chunker_now))
         return tally.result()
 
@@ -468,7 +469,10 @@ class Pipeline:
 
     def remove_sources(self, sources: Iterable[str]) -> dict[str, int]:
         """Delete the chunks of these stored sources (exact keys); return ``{source: chunks}``."""
-        return {key: self.store.delete(self.namespace, parse_filter({"source": key})) for key in sources}
+        removed = {key: self.store.delete(self.namespace, parse_filter({"source": key})) for key in sources}
+        for key in removed:
+            forget(self.store, self.namespace, {"source": key})
+        return removed
 
     def match_sources(self, source: str | os.PathLike[str]) -> list[str]:
         """Stored sources a path, URL, id or directory refers to (empty when nothing is stored for it)."""
@@ -488,7 +492,9 @@ class Pipeline:
 
     def clear(self) -> int:
         """Delete everything stored in this pipeline's namespace; return the number of chunks removed."""
-        return int(self.store.delete(self.namespace, None))
+        removed = int(self.store.delete(self.namespace, None))
+        forget(self.store, self.namespace, None)
+        return removed
 
     def sources(self) -> list[str]:
         """Sources stored in this pipeline's namespace."""

@@ -23,7 +23,7 @@ private and may change without notice. What is here, by job:
   :func:`decode_html`, :func:`extract_html`, :func:`html_metadata`, :class:`HtmlContent`;
 - **chunkers**: :func:`spans_to_chunks`, :func:`fingerprint_of`;
 - **embedders**: :func:`batched`, :func:`embed_in_batches`, :func:`check_embeddings`;
-- **stores**: :data:`KEYWORD_SEARCH`, :data:`VECTORS`, :data:`CONCURRENT_WRITERS`, :data:`DOCUMENT_SOURCE_TYPE` (the only rows reads see), :func:`check_write`,
+- **stores**: :data:`KEYWORD_SEARCH`, :data:`VECTORS`, :data:`CONCURRENT_WRITERS`, :data:`CHUNKS` (:class:`ChunkStore`), :data:`DOCUMENT_SOURCE_TYPE` (the only rows reads see), :func:`check_write`,
   :func:`normalize_rows`, the keyword index (:class:`BM25Index`, :class:`BM25Config`)
   for stores without native BM25 and its text analysis (:class:`Analyzer`,
   :class:`AnalyzerConfig`) for stores with their own index, and filters: the parsed tree
@@ -83,9 +83,11 @@ from ragloom.protocols import LLM, Chunker, Embedder, Executor, Reranker, Retrie
 from ragloom.rerankers.base import rerank_or_fallback, reranked, resolve_top_n
 from ragloom.retrievers.base import RetrieverOptions, Scope, embed_query
 from ragloom.stores.base import (
+    CHUNKS,
     CONCURRENT_WRITERS,
     KEYWORD_SEARCH,
     VECTORS,
+    ChunkStore,
     KeywordSearchStore,
     SourceStage,
     SourceState,
@@ -110,7 +112,9 @@ __all__ = [
     "BlockedAddressError",
     "BuildContext",
     "CONCURRENT_WRITERS",
+    "CHUNKS",
     "Chunk",
+    "ChunkStore",
     "Chunker",
     "Condition",
     "ConfigError",

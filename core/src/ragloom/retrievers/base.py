@@ -19,7 +19,8 @@ import numpy as np
 
 from ragloom.errors import ConfigError, DimensionMismatchError
 from ragloom.filters import FilterNode, combine, parse_filter
-from ragloom.stores.base import KEYWORD_SEARCH, Store
+from ragloom.stores.base import CHUNKS, KEYWORD_SEARCH, Store
+from ragloom.stores.keyword_index import KeywordSearcher, keyword_index_for
 from ragloom.types import Result
 
 if TYPE_CHECKING:
@@ -90,9 +91,18 @@ def embed_query(embedder: Embedder, store: Store, query: str) -> np.ndarray:
 
 
 def require_keyword_search(store: Store, what: str) -> None:
-    """ConfigError unless the store declares the ``keyword_search`` capability."""
-    if KEYWORD_SEARCH not in getattr(store, "capabilities", frozenset()):
+    """ConfigError unless the store has keyword search of its own or enumerates its chunks (``chunks``)."""
+    capabilities: frozenset[str] = getattr(store, "capabilities", frozenset())
+    if KEYWORD_SEARCH not in capabilities and CHUNKS not in capabilities:
         raise ConfigError(
-            f"the {what} retriever needs a store with keyword search; {type(store).__name__} does not declare "
-            "the 'keyword_search' capability (the memory and duckdb stores do)"
+            f"the {what} retriever needs a store with keyword search or one that lists its chunks; {type(store).__name__} "
+            "declares neither the 'keyword_search' nor the 'chunks' capability"
         )
+
+
+def keyword_searcher(store: Store, namespace: str, what: str) -> KeywordSearcher:
+    """The store itself when it has keyword search, else the keyword index ragloom keeps of its chunks."""
+    require_keyword_search(store, what)
+    if KEYWORD_SEARCH in store.capabilities:
+        return store  # type: ignore[return-value]  # the capability is checked above
+    return keyword_index_for(store, namespace)

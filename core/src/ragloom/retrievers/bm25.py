@@ -1,4 +1,4 @@
-"""The ``bm25`` retriever: keyword search alone, through the store's own BM25 index."""
+"""The ``bm25`` retriever: keyword search alone, through the store's own BM25 index or ragloom's index of its chunks."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from typing import Any
 
 import attrs
 
-from ragloom.retrievers.base import RetrieverOptions, Scope, require_keyword_search
-from ragloom.stores.base import KeywordSearchStore, Store
+from ragloom.retrievers.base import RetrieverOptions, Scope, keyword_searcher
+from ragloom.stores.base import Store
 from ragloom.types import Result
 
 
@@ -17,16 +17,16 @@ class BM25RetrieverConfig(RetrieverOptions):
 
 
 class BM25Retriever:
-    """Keyword search through ``store.keyword_search``."""
+    """Keyword search through ``store.keyword_search`` (or ragloom's keyword index of the store's chunks)."""
 
     def __init__(self, config: BM25RetrieverConfig, *, store: Store, namespace: str):
-        require_keyword_search(store, "bm25")
         self.config = config
-        self.store: KeywordSearchStore = store  # type: ignore[assignment]  # the capability is checked above
+        self.store = store
+        self.keyword = keyword_searcher(store, namespace, "bm25")
         self.namespace = namespace
         self._scope = Scope(config)
 
     def retrieve(self, query: str, *, top_k: int | None = None, threshold: float | None = None, filter: Any = None) -> list[Result]:
         """Chunks containing query terms, best BM25 score first."""
         request = self._scope(top_k, threshold, filter)
-        return request.keep(self.store.keyword_search(self.namespace, query, top_k=request.top_k, filter=request.filter))
+        return request.keep(self.keyword.keyword_search(self.namespace, query, top_k=request.top_k, filter=request.filter))

@@ -28,8 +28,8 @@ from ragloom.analysis import Analyzer, AnalyzerConfig
 from ragloom.embedders.base import Embedder
 from ragloom.filters import FilterNode
 from ragloom.retrievers import fusion
-from ragloom.retrievers.base import RetrieverOptions, Scope, embed_query, require_keyword_search
-from ragloom.stores.base import KeywordSearchStore, Store
+from ragloom.retrievers.base import RetrieverOptions, Scope, embed_query, keyword_searcher
+from ragloom.stores.base import Store
 from ragloom.types import Result
 
 SHARPNESS = 1.0
@@ -89,9 +89,9 @@ class HybridRetriever:
     """BM25 (the store's own keyword search) + vector search, fused by RRF or a convex combination."""
 
     def __init__(self, config: HybridConfig, *, store: Store, embedder: Embedder, namespace: str):
-        require_keyword_search(store, "hybrid")
         self.config = config
-        self.store: KeywordSearchStore = store  # type: ignore[assignment]  # the capability is checked above
+        self.store = store
+        self.keyword = keyword_searcher(store, namespace, "hybrid")
         self.embedder = embedder
         self.namespace = namespace
         self._scope = Scope(config)
@@ -106,9 +106,9 @@ class HybridRetriever:
         request = self._scope(top_k, threshold, filter)
         fetch = max(c.candidates, request.top_k)
         where = request.filter
-        keyword = list(self.store.keyword_search(self.namespace, query, top_k=fetch, filter=where)) if c.weights.bm25 > 0 else []
+        keyword = list(self.keyword.keyword_search(self.namespace, query, top_k=fetch, filter=where)) if c.weights.bm25 > 0 else []
         vector = self._vector_hits(query, fetch, where) if c.weights.vector > 0 else []
-        ceiling = keyword_ceiling(self.store, self.namespace, query) if c.mode == "auto" and keyword else 0.0
+        ceiling = keyword_ceiling(self.keyword, self.namespace, query) if c.mode == "auto" and keyword else 0.0
         return request.keep(
             self.fuse(keyword, vector, limit=request.top_k, keyword_ceiling=ceiling, complete_keyword=len(keyword) < fetch)
         )

@@ -19,6 +19,13 @@ Required methods are in :class:`Store`. Optional capabilities are declared in
 - ``"vectors"``: ``get_vectors(namespace, chunk_ids) -> float32 array``;
 - ``"concurrent_writers"``: many processes may write sessions at once (a
   distributed ingest such as ragloom-ray then writes from its workers).
+- ``"chunks"``: ``iter_chunks(namespace, *, batch_size) -> Iterator[list[Chunk]]``,
+  the namespace's committed chunks streamed in batches (what the ``bm25`` and
+  ``hybrid`` retrievers build their own keyword index from when the store has
+  no ``keyword_search``).
+
+A store whose data lives in a file or folder may expose it as ``location``
+(a ``Path``); ragloom keeps files of its own beside it (``<location>.keyword/``).
 
 A store may also offer ``source_counts(namespace) -> {source: chunks}`` (used
 by ``ragloom sources``; without it the counts are left out).
@@ -29,7 +36,7 @@ cannot evaluate an operator raises :class:`ragloom.errors.FilterError`.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import attrs
@@ -41,6 +48,7 @@ from ragloom.types import Chunk, Result
 KEYWORD_SEARCH = "keyword_search"
 VECTORS = "vectors"
 CONCURRENT_WRITERS = "concurrent_writers"
+CHUNKS = "chunks"
 
 
 def _frozen_mapping(value: Mapping[str, str] | None) -> Mapping[str, str]:
@@ -237,6 +245,20 @@ class VectorStore(Store, Protocol):
     def get_vectors(self, namespace: str, chunk_ids: Sequence[str]) -> np.ndarray:
         """float32 vectors of the given chunks, one row per id, in order."""
         ...
+
+
+@runtime_checkable
+class ChunkStore(Store, Protocol):
+    """A store declaring the ``chunks`` capability: its committed chunks can be enumerated."""
+
+    def iter_chunks(self, namespace: str, *, batch_size: int = 1000) -> Iterator[list[Chunk]]:
+        """The namespace's visible chunks, streamed in lists of at most ``batch_size`` (order unspecified)."""
+        ...
+
+
+def chunk_store(store: Store) -> ChunkStore | None:
+    """``store`` typed as one that enumerates its chunks when it declares the capability, else None."""
+    return store if CHUNKS in store.capabilities else None  # type: ignore[return-value]
 
 
 def keyword_store(store: Store) -> KeywordSearchStore | None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Collection, Hashable, Sequence
+from collections.abc import Collection, Hashable, Iterator, Sequence
 from typing import Any
 
 import attrs
@@ -12,7 +12,7 @@ import numpy as np
 from ragloom.errors import DimensionMismatchError, StoreError
 from ragloom.filters import FilterNode, compile_predicate
 from ragloom.keyword import BM25Config, BM25Index
-from ragloom.stores.base import KEYWORD_SEARCH, VECTORS, SourceState, check_write, normalize_rows
+from ragloom.stores.base import CHUNKS, KEYWORD_SEARCH, VECTORS, SourceState, check_write, normalize_rows
 from ragloom.types import DOCUMENT_SOURCE_TYPE, Chunk, Result
 
 
@@ -35,7 +35,7 @@ class MemoryStore:
     visible chunks: rows enter it when committed and leave it when deleted.
     """
 
-    capabilities: frozenset[str] = frozenset({VECTORS, KEYWORD_SEARCH})
+    capabilities: frozenset[str] = frozenset({VECTORS, KEYWORD_SEARCH, CHUNKS})
 
     def __init__(self, config: MemoryStoreConfig | None = None):
         self.config = config or MemoryStoreConfig()
@@ -341,6 +341,12 @@ class MemoryStore:
         """Visible chunks in insertion order (optionally filtered)."""
         with self._lock:
             return [self._chunks[r] for r in self._matching_rows(namespace, filter).tolist()]  # type: ignore[misc]
+
+    def iter_chunks(self, namespace: str, *, batch_size: int = 1000) -> Iterator[list[Chunk]]:
+        """Visible chunks in insertion order, in lists of at most ``batch_size`` (a snapshot taken at the first batch)."""
+        snapshot = self.chunks(namespace)
+        for start in range(0, len(snapshot), batch_size):
+            yield snapshot[start : start + batch_size]
 
     def sources(self, namespace: str) -> list[str]:
         """Sources with visible chunks, sorted."""

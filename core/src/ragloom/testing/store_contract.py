@@ -30,7 +30,7 @@ import pytest
 from ragloom.errors import DimensionMismatchError, FilterError, StoreError
 from ragloom.filters import matches, parse_filter
 from ragloom.pipeline import Pipeline
-from ragloom.stores.base import KEYWORD_SEARCH, VECTORS
+from ragloom.stores.base import CHUNKS, KEYWORD_SEARCH, VECTORS
 from ragloom.types import Chunk, make_document_id
 
 DIM = 8
@@ -704,6 +704,27 @@ class StoreContract:
         with pytest.raises(StoreError):
             store.get_vectors("elsewhere", [chunks[0].id])
 
+    def test_iter_chunks(self, store: Any) -> None:
+        if CHUNKS not in store.capabilities:
+            assert not callable(getattr(store, "iter_chunks", None))
+            return
+        assert [c for batch in store.iter_chunks(NS, batch_size=3) for c in batch] == []
+        doc_a = make_chunks("/a.md", 4, metadata={"lang": "en"}, tags=("t",), content_hash="ca", metadata_hash="ma")
+        doc_b = make_chunks("/b.md", 3, part=2)
+        self._commit(store, doc_a, _vectors(4, 1))
+        self._commit(store, doc_b, _vectors(3, 2))
+        self._commit(store, make_chunks("/c.md", 2), _vectors(2, 3), namespace="elsewhere")
+        session = store.session(NS)
+        session.stage("/d.md").write(make_chunks("/d.md", 2), _vectors(2, 4))  # staged, never committed
+        session.flush()
+        batches = list(store.iter_chunks(NS, batch_size=3))
+        assert batches and all(1 <= len(batch) <= 3 for batch in batches)
+        got = {c.id: c for batch in batches for c in batch}
+        assert len(got) == sum(len(b) for b in batches) == 7
+        assert got == {c.id: c for c in doc_a + doc_b}  # every field round-trips
+        store.delete(NS, parse_filter({"source": "/a.md"}))
+        assert sorted(c.id for batch in store.iter_chunks(NS) for c in batch) == sorted(c.id for c in doc_b)
+        session.close()
     # ------------------------------------------------------------------ source types
 
     def test_rows_of_another_source_type_are_never_returned(self, store: Any) -> None:

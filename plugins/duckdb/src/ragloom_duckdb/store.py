@@ -30,10 +30,12 @@ from typing import Any
 import numpy as np
 
 from ragloom.plugin import (
+    CHUNKS,
     DOCUMENT_SOURCE_TYPE,
     KEYWORD_SEARCH,
     VECTORS,
     BM25Index,
+    Chunk,
     DimensionMismatchError,
     FilterError,
     FilterNode,
@@ -59,7 +61,7 @@ _PAYLOAD_COLUMNS = "chunk_id, document_id, text, source, metadata, start_offset,
 class DuckDBStore:
     """A Store backed by one DuckDB file (or ``:memory:``)."""
 
-    capabilities: frozenset[str] = frozenset({VECTORS, KEYWORD_SEARCH})
+    capabilities: frozenset[str] = frozenset({VECTORS, KEYWORD_SEARCH, CHUNKS})
 
     def __init__(self, config: DuckDBStoreConfig | None = None, *, path: str | os.PathLike[str] | None = None):
         self.config = config or DuckDBStoreConfig()
@@ -373,6 +375,27 @@ class DuckDBStore:
             if missing:
                 raise StoreError(f"unknown chunk id(s) in namespace {namespace!r}: {', '.join(missing[:5])}")
             return vectors[[position[cid] for cid in wanted]].copy()
+
+    def iter_chunks(self, namespace: str, *, batch_size: int = 1000) -> Iterator[list[Chunk]]:
+        """Visible chunks of the namespace in row order, one query of ``batch_size`` rows per batch."""
+        last = -1
+        while True:
+            with self._db.lock, self._errors("listing chunks"):
+                if not self._has_chunks():
+                    return
+                rows = self._cursor().execute(
+                    "SELECT row_id, chunk_id, document_id, chunk_index, text, start_offset, end_offset, source, metadata, tags, "
+                    "content_hash, metadata_hash FROM visible_chunks WHERE namespace = ? AND row_id > ? ORDER BY row_id LIMIT ?",
+                    [namespace, last, batch_size],
+                ).fetchall()
+            if not rows:
+                return
+            last = rows[-1][0]
+            yield [
+                Chunk(id=r[1], document_id=r[2], index=r[3], text=r[4], start=r[5], end=r[6], source=r[7],
+                      metadata=json.loads(r[8]) if r[8] else {}, tags=tuple(r[9] or ()), content_hash=r[10], metadata_hash=r[11])
+                for r in rows
+            ]  # fmt: skip
 
     def sources(self, namespace: str) -> list[str]:
         """Sources with visible chunks, sorted."""

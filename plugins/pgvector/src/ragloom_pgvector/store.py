@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from ragloom.plugin import (
+    CHUNKS,
     CONCURRENT_WRITERS,
     KEYWORD_SEARCH,
     VECTORS,
@@ -146,7 +147,7 @@ class PgVectorStore:
         self._dsn = dsn if dsn is not None else self.config.dsn.get()
         self._closed = False
         self._pool: Any = None
-        self.capabilities: frozenset[str] = frozenset({VECTORS, KEYWORD_SEARCH, CONCURRENT_WRITERS} if self.config.keyword else {VECTORS, CONCURRENT_WRITERS})
+        self.capabilities: frozenset[str] = frozenset({VECTORS, CHUNKS, KEYWORD_SEARCH, CONCURRENT_WRITERS} if self.config.keyword else {VECTORS, CHUNKS, CONCURRENT_WRITERS})
         self._analyzer = Analyzer(self.config.bm25.analyzer)
         self._term_keys = TermKeys()
         self._where = "PostgreSQL store"
@@ -461,6 +462,29 @@ class PgVectorStore:
         if not wanted:
             return np.zeros((0, dim), dtype=np.float32)
         return np.stack([position[cid] for cid in wanted])
+
+    def iter_chunks(self, namespace: str, *, batch_size: int = 1000) -> Iterator[list[Chunk]]:
+        """Committed chunks of the namespace in row order, one query of ``batch_size`` rows per batch."""
+        last = -1
+        while True:
+            with self._errors("listing chunks"), self._connection() as conn:
+                if self._refresh_dimension(conn) is None:
+                    return
+                rows = conn.execute(
+                    self._sql(
+                        "SELECT row_id, chunk_id, document_id, chunk_index, text, start_offset, end_offset, source, metadata, tags, "
+                        "content_hash, metadata_hash FROM {s}.chunks WHERE namespace = %s AND row_id > %s ORDER BY row_id LIMIT %s"
+                    ),
+                    [namespace, last, batch_size],
+                ).fetchall()
+            if not rows:
+                return
+            last = rows[-1][0]
+            yield [
+                Chunk(id=r[1], document_id=r[2], index=r[3], text=r[4], start=r[5], end=r[6], source=r[7],
+                      metadata=dict(r[8] or {}), tags=tuple(r[9] or ()), content_hash=r[10], metadata_hash=r[11])
+                for r in rows
+            ]  # fmt: skip
 
     @_reconnecting
     def sources(self, namespace: str) -> list[str]:
