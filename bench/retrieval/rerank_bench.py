@@ -27,7 +27,6 @@ import json
 import os
 import re
 import sys
-import tempfile
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
