@@ -26,6 +26,7 @@ RETRIEVERS = [
     ("bm25", "bm25", {}),
     ("similarity", "similarity", {}),
     ("hybrid auto (default)", "hybrid", {}),
+    ("hybrid auto, 50 candidates", "hybrid", {"candidates": 50}),
     ("hybrid convex", "hybrid", {"mode": "convex"}),
     ("hybrid rrf", "hybrid", {"mode": "rrf"}),
 ]

