@@ -109,6 +109,10 @@ class Analysis:
         self.qrels = {**load_qrels(data / "qrels" / "train.tsv"), **load_qrels(data / "qrels" / "test.tsv")}
         self.dense = [name for name in ("hash", "minilm") if name in self.arrays]
 
+    def only(self, dense: list[str]) -> None:
+        """Restrict the analysis to these dense members."""
+        self.dense = [name for name in self.dense if name in dense]
+
     def rows(self, split: str) -> list[int]:
         return [q for q, s in enumerate(self.splits) if s == split]
 
@@ -183,8 +187,12 @@ def main() -> None:
     parser.add_argument("scores", type=Path)
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--json", type=Path, help="write the results here")
+    parser.add_argument("--dense", action="append", help="only these dense members (repeatable)")
+    parser.add_argument("--merge", type=Path, help="an earlier --json output whose rows for other dense members are kept")
     args = parser.parse_args()
     an = Analysis(args.scores, args.data)
+    if args.dense:
+        an.only(args.dense)
     result = {
         "dataset": "BEIR SciFact (one chunk per abstract)",
         "candidates": CANDIDATES,
@@ -194,6 +202,10 @@ def main() -> None:
         "quality": quality(an),
         "abstention": abstention(an),
     }
+    if args.merge:
+        earlier = json.loads(args.merge.read_text(encoding="utf-8"))
+        for key in ("quality", "abstention"):
+            result[key] = [row for row in earlier[key] if row["dense"] not in an.dense] + result[key]
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
