@@ -123,12 +123,12 @@ class Analysis:
         return top(self.arrays[keyword][q], True), top(self.arrays[dense][q], False)
 
 
-def quality(an: Analysis) -> list[dict[str, Any]]:
+def quality(an: Analysis, splits: tuple[str, ...] = ("train", "test")) -> list[dict[str, Any]]:
     """nDCG@10 per (keyword, dense, split): members, fixed fusions, auto at several sharpness, oracle, p-values."""
     out = []
     for keyword in ("bm25", "bm25_title"):
         for dense in an.dense:
-            for split in ("train", "test"):
+            for split in splits:
                 per: dict[str, list[float]] = {k: [] for k in ("bm25", "dense", "convex", "rrf", "auto_s0", "auto_s0.5", "auto", "auto_s2")}
                 for q in an.rows(split):
                     kw, vec = an.members(keyword, dense, q)
@@ -157,10 +157,10 @@ def quality(an: Analysis) -> list[dict[str, Any]]:
     return out
 
 
-def abstention(an: Analysis) -> list[dict[str, Any]]:
+def abstention(an: Analysis, splits: tuple[str, ...] = ("train", "test")) -> list[dict[str, Any]]:
     """Threshold sweep on auto's fused score and on the cosine: OOD share with no result, SciFact nDCG@10 change."""
     out = []
-    groups = {name: an.rows(name) for name in ("train", "test", "ood", "ood_heldout")}
+    groups = {name: an.rows(name) for name in (*splits, "ood", "ood_heldout")}
     for dense in an.dense:
         fused, vec = {}, {}
         for rows in groups.values():
@@ -171,7 +171,7 @@ def abstention(an: Analysis) -> list[dict[str, Any]]:
         for t in THRESHOLDS:
             row: dict[str, Any] = {"dense": dense, "threshold": t}
             for name, ranked in (("hybrid", fused), ("similarity", vec)):
-                for split in ("train", "test"):
+                for split in splits:
                     base = np.mean([an.ndcg(ranked[q][0], q) for q in groups[split]])
                     cut = np.mean([an.ndcg([i for i, s in zip(*ranked[q], strict=True) if s >= t], q) for q in groups[split]])
                     row[f"{name}_{split}_ndcg_change"] = float(cut - base)
@@ -187,6 +187,7 @@ def main() -> None:
     parser.add_argument("scores", type=Path)
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--json", type=Path, help="write the results here")
+    parser.add_argument("--splits", nargs="+", default=["train", "test"], help="SciFact splits to score")
     parser.add_argument("--dense", action="append", help="only these dense members (repeatable)")
     parser.add_argument("--merge", type=Path, help="an earlier --json output whose rows for other dense members are kept")
     args = parser.parse_args()
@@ -199,8 +200,8 @@ def main() -> None:
         "relevance_threshold": RELEVANCE_THRESHOLD,
         "ood_questions": len(an.rows("ood")),
         "ood_heldout_questions": len(an.rows("ood_heldout")),
-        "quality": quality(an),
-        "abstention": abstention(an),
+        "quality": quality(an, tuple(args.splits)),
+        "abstention": abstention(an, tuple(args.splits)),
     }
     if args.merge:
         earlier = json.loads(args.merge.read_text(encoding="utf-8"))

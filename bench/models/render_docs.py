@@ -92,7 +92,7 @@ def abstention(data: dict[str, Any]) -> str:
         mark = "**" if abs(row["threshold"] - f["relevance_threshold"]) < 1e-9 else ""
         lines.append(
             f"| {NAMES[row['dense']]} | {mark}{row['threshold']:.2f}{mark} | {row['hybrid_ood_empty']:.0%} | {row['hybrid_ood_heldout_empty']:.0%} | "
-            f"{row['hybrid_train_ndcg_change']:+.4f} | {row['hybrid_test_ndcg_change']:+.4f} | {row['similarity_ood_heldout_empty']:.0%} | "
+            f"{row.get('hybrid_train_ndcg_change', float('nan')):+.4f} | {row['hybrid_test_ndcg_change']:+.4f} | {row['similarity_ood_heldout_empty']:.0%} | "
             f"{row['similarity_test_ndcg_change']:+.4f} |"
         )
     return "\n".join(lines)
