@@ -1,31 +1,42 @@
 """Hybrid fusion on BEIR SciFact from cached score matrices: members, fixed fusions, ``auto``, oracle, abstention.
 
     python bench/models/score_cache.py --out /tmp/scifact_scores.npz      # once (MiniLM needs torch)
-    python bench/models/fusion_analysis.py /tmp/scifact_scores.npz
+    python bench/models/fusion_analysis.py /tmp/scifact_scores.npz --json bench/models/results/fusion.json
+    python bench/models/render_docs.py                                     # the docs' tables from the JSON
 
 Every fusion here calls :mod:`ragloom.retrievers.fusion` on the same 100
 candidates per member that the ``hybrid`` retriever sees (one chunk per
-document); its nDCG@10 matches ``ragloom eval``'s up to tie order (BM25 +
-hash, test: 0.6862 both ways; train: 0.6991 here, 0.6983 through eval). Choices are made on ``train``; ``test``
-is reported. The abstention table sweeps ``threshold`` over the SciFact test
-queries and the out-of-domain questions of bench/data.
+document); its nDCG@10 matches ``ragloom eval``'s up to tie order. Choices are
+made on ``train``; ``test`` is reported. The abstention sweep uses the SciFact
+queries and two sets of out-of-domain questions: ``ood`` (the fitting set,
+bench/data/out_of_domain_questions.txt) and ``ood_heldout`` (the report set,
+out_of_domain_questions_heldout.txt, never used to choose anything).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from ragloom.evaluation import _read_jsonl, load_qrels, ndcg_at_k, randomization_test
 from ragloom.keyword import BM25Index
 from ragloom.retrievers import fusion
+from ragloom.retrievers.hybrid import RELEVANCE_THRESHOLD
 
 HERE = Path(__file__).resolve().parent
-DEFAULT_DATA = HERE.parents[2].parent / "shared" / "data" / "scifact"
+DEFAULT_DATA = next((p / "shared" / "data" / "scifact" for p in Path(__file__).resolve().parents if (p / "shared" / "data" / "scifact").is_dir()), Path("shared/data/scifact"))
 CANDIDATES = 100
+THRESHOLDS = (0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5)
+Member = tuple[np.ndarray, np.ndarray]
+
+
+def read_questions(path: Path) -> list[str]:
+    return [line.strip() for line in path.read_text(encoding="utf-8").splitlines() if line.strip() and not line.startswith("#")]
 
 
 def ceilings(data: Path, texts: list[str]) -> dict[str, np.ndarray]:
@@ -41,7 +52,7 @@ def ceilings(data: Path, texts: list[str]) -> dict[str, np.ndarray]:
     return out
 
 
-def top(row: np.ndarray, keyword: bool) -> tuple[np.ndarray, np.ndarray]:
+def top(row: np.ndarray, keyword: bool) -> Member:
     """The member's candidates (index, score), best first, as the store returns them."""
     pool = np.flatnonzero(row > 0) if keyword else np.arange(len(row))
     if len(pool) == 0:
@@ -52,7 +63,7 @@ def top(row: np.ndarray, keyword: bool) -> tuple[np.ndarray, np.ndarray]:
     return best, row[best].astype(np.float64)
 
 
-def auto(kw: tuple, vec: tuple, ceiling: float, prior: tuple[float, float], sharpness: float) -> tuple[list[int], list[float]]:
+def auto(kw: Member, vec: Member, ceiling: float, prior: tuple[float, float] = (0.5, 0.5), sharpness: float = 1.0) -> tuple[list[int], list[float]]:
     (ki, ks), (vi, vs) = kw, vec
     a, b = fusion.keyword_values(ks, ceiling), fusion.vector_values(vs)
     fa, fb = fusion.floor_value(a, complete=len(a) < CANDIDATES), fusion.floor_value(b, complete=False)
@@ -62,7 +73,7 @@ def auto(kw: tuple, vec: tuple, ceiling: float, prior: tuple[float, float], shar
     return order, [fused[i] for i in order]
 
 
-def minmax_convex(kw: tuple, vec: tuple) -> list[int]:
+def minmax_convex(kw: Member, vec: Member) -> list[int]:
     fused: dict[int, float] = {}
     for ids, scores in (kw, vec):
         if len(scores):
@@ -73,7 +84,7 @@ def minmax_convex(kw: tuple, vec: tuple) -> list[int]:
     return sorted(fused, key=lambda i: -fused[i])
 
 
-def rrf(kw: tuple, vec: tuple, k: int = 60) -> list[int]:
+def rrf(kw: Member, vec: Member, k: int = 60) -> list[int]:
     fused: dict[int, float] = {}
     for ids, _ in (kw, vec):
         for rank, i in enumerate(ids.tolist(), start=1):
@@ -81,62 +92,124 @@ def rrf(kw: tuple, vec: tuple, k: int = 60) -> list[int]:
     return sorted(fused, key=lambda i: -fused[i])
 
 
+class Analysis:
+    """The cached matrices, the judgements and the per-query helpers."""
+
+    def __init__(self, scores: Path, data: Path):
+        cache = np.load(scores)
+        self.arrays = {name: cache[name] for name in cache.files}
+        self.qids: list[str] = self.arrays["qids"].tolist()
+        self.splits: list[str] = self.arrays["qsplit"].tolist()
+        self.doc_ids: list[str] = self.arrays["doc_ids"].tolist()
+        texts = {str(q["_id"]): str(q["text"]) for _, q in _read_jsonl(data / "queries.jsonl")}
+        ood = read_questions(HERE.parent / "data" / "out_of_domain_questions.txt")
+        heldout = read_questions(HERE.parent / "data" / "out_of_domain_questions_heldout.txt")
+        all_texts = [*texts.values(), *ood, *heldout][: len(self.qids)]
+        self.ceil = ceilings(data, all_texts)
+        self.qrels = {**load_qrels(data / "qrels" / "train.tsv"), **load_qrels(data / "qrels" / "test.tsv")}
+        self.dense = [name for name in ("hash", "minilm") if name in self.arrays]
+
+    def only(self, dense: list[str]) -> None:
+        """Restrict the analysis to these dense members."""
+        self.dense = [name for name in self.dense if name in dense]
+
+    def rows(self, split: str) -> list[int]:
+        return [q for q, s in enumerate(self.splits) if s == split]
+
+    def ndcg(self, order: list[int], q: int) -> float:
+        return ndcg_at_k([self.doc_ids[i] for i in order[:10]], self.qrels[self.qids[q]], 10)
+
+    def members(self, keyword: str, dense: str, q: int) -> tuple[Member, Member]:
+        return top(self.arrays[keyword][q], True), top(self.arrays[dense][q], False)
+
+
+def quality(an: Analysis, splits: tuple[str, ...] = ("train", "test")) -> list[dict[str, Any]]:
+    """nDCG@10 per (keyword, dense, split): members, fixed fusions, auto at several sharpness, oracle, p-values."""
+    out = []
+    for keyword in ("bm25", "bm25_title"):
+        for dense in an.dense:
+            for split in splits:
+                per: dict[str, list[float]] = {k: [] for k in ("bm25", "dense", "convex", "rrf", "auto_s0", "auto_s0.5", "auto", "auto_s2")}
+                for q in an.rows(split):
+                    kw, vec = an.members(keyword, dense, q)
+                    per["bm25"].append(an.ndcg(kw[0].tolist(), q))
+                    per["dense"].append(an.ndcg(vec[0].tolist(), q))
+                    per["convex"].append(an.ndcg(minmax_convex(kw, vec), q))
+                    per["rrf"].append(an.ndcg(rrf(kw, vec), q))
+                    for s, name in ((0.0, "auto_s0"), (0.5, "auto_s0.5"), (1.0, "auto"), (2.0, "auto_s2")):
+                        per[name].append(an.ndcg(auto(kw, vec, an.ceil[keyword][q], sharpness=s)[0], q))
+                means = {k: float(np.mean(v)) for k, v in per.items()}
+                best = "bm25" if means["bm25"] >= means["dense"] else "dense"
+                out.append({
+                    "keyword": keyword,
+                    "dense": dense,
+                    "split": split,
+                    "queries": len(per["bm25"]),
+                    "ndcg@10": means,
+                    "oracle": float(np.maximum(per["bm25"], per["dense"]).mean()),
+                    "best_member": best,
+                    "auto_minus_best": means["auto"] - means[best],
+                    "p_auto_vs_best": randomization_test(per["auto"], per[best]),
+                    "p_auto_vs_bm25": randomization_test(per["auto"], per["bm25"]),
+                    "p_auto_vs_dense": randomization_test(per["auto"], per["dense"]),
+                })
+                print(json.dumps(out[-1]), flush=True)
+    return out
+
+
+def abstention(an: Analysis, splits: tuple[str, ...] = ("train", "test")) -> list[dict[str, Any]]:
+    """Threshold sweep on auto's fused score and on the cosine: OOD share with no result, SciFact nDCG@10 change."""
+    out = []
+    groups = {name: an.rows(name) for name in (*splits, "ood", "ood_heldout")}
+    for dense in an.dense:
+        fused, vec = {}, {}
+        for rows in groups.values():
+            for q in rows:
+                kw, v = an.members("bm25", dense, q)
+                fused[q] = auto(kw, v, an.ceil["bm25"][q])
+                vec[q] = (v[0].tolist(), v[1].tolist())
+        for t in THRESHOLDS:
+            row: dict[str, Any] = {"dense": dense, "threshold": t}
+            for name, ranked in (("hybrid", fused), ("similarity", vec)):
+                for split in splits:
+                    base = np.mean([an.ndcg(ranked[q][0], q) for q in groups[split]])
+                    cut = np.mean([an.ndcg([i for i, s in zip(*ranked[q], strict=True) if s >= t], q) for q in groups[split]])
+                    row[f"{name}_{split}_ndcg_change"] = float(cut - base)
+                for split in ("ood", "ood_heldout"):
+                    row[f"{name}_{split}_empty"] = float(np.mean([not ranked[q][1] or ranked[q][1][0] < t for q in groups[split]]))
+            out.append(row)
+            print(json.dumps(row), flush=True)
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("scores", type=Path)
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--json", type=Path, help="write the results here")
+    parser.add_argument("--splits", nargs="+", default=["train", "test"], help="SciFact splits to score")
+    parser.add_argument("--dense", action="append", help="only these dense members (repeatable)")
+    parser.add_argument("--merge", type=Path, help="an earlier --json output whose rows for other dense members are kept")
     args = parser.parse_args()
-    cache = np.load(args.scores)
-    arrays = {name: cache[name] for name in cache.files}
-    qids, splits, doc_ids = arrays["qids"].tolist(), arrays["qsplit"].tolist(), arrays["doc_ids"].tolist()
-    texts = {str(q["_id"]): str(q["text"]) for _, q in _read_jsonl(args.data / "queries.jsonl")}
-    ood = [line.strip() for line in (HERE.parent / "data" / "out_of_domain_questions.txt").read_text().splitlines() if line.strip() and not line.startswith("#")]
-    ceil = ceilings(args.data, [*texts.values(), *ood])
-    qrels = {**load_qrels(args.data / "qrels" / "train.tsv"), **load_qrels(args.data / "qrels" / "test.tsv")}
-    dense_members = [name for name in ("hash", "minilm") if name in arrays]
-
-    def ndcg(order: list[int], qid: str) -> float:
-        return ndcg_at_k([doc_ids[i] for i in order[:10]], qrels[qid], 10)
-
-    print("## nDCG@10 (train: choose; test: report)\n")
-    print("| keyword | dense | split | BM25 | dense | convex 0.5/0.5 | RRF | auto s=0 | auto s=0.5 | **auto s=1** | auto s=2 | oracle | auto − best member (p) |")
-    print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
-    for keyword in ("bm25", "bm25_title"):
-        for dense in dense_members:
-            for split in ("train", "test"):
-                rows = [q for q, s in enumerate(splits) if s == split]
-                per: dict[str, list[float]] = {name: [] for name in ("kw", "vec", "cvx", "rrf", "s0", "s0.5", "s1", "s2")}
-                for q in rows:
-                    kw, vec, qid = top(arrays[keyword][q], True), top(arrays[dense][q], False), qids[q]
-                    per["kw"].append(ndcg(kw[0].tolist(), qid))
-                    per["vec"].append(ndcg(vec[0].tolist(), qid))
-                    per["cvx"].append(ndcg(minmax_convex(kw, vec), qid))
-                    per["rrf"].append(ndcg(rrf(kw, vec), qid))
-                    for s in (0, 0.5, 1, 2):
-                        per[f"s{s:g}"].append(ndcg(auto(kw, vec, ceil[keyword][q], (0.5, 0.5), s)[0], qid))
-                oracle = np.maximum(per["kw"], per["vec"]).mean()
-                best = "kw" if np.mean(per["kw"]) >= np.mean(per["vec"]) else "vec"
-                gain = np.mean(per["s1"]) - np.mean(per[best])
-                p = randomization_test(per["s1"], per[best])
-                cells = " | ".join(f"{np.mean(per[k]):.4f}" for k in ("kw", "vec", "cvx", "rrf", "s0", "s0.5", "s1", "s2"))
-                print(f"| {keyword} | {dense} | {split} | {cells} | {oracle:.4f} | {gain:+.4f} (p = {p:.3f}) |", flush=True)
-
-    print("\n## Abstention: share of out-of-domain questions with no result, and SciFact test nDCG@10 change\n")
-    print("| dense | threshold | hybrid: OOD empty | hybrid: nDCG@10 change | similarity: OOD empty | similarity: nDCG@10 change |")
-    print("|---|---:|---:|---:|---:|---:|")
-    test_rows = [q for q, s in enumerate(splits) if s == "test"]
-    ood_rows = [q for q, s in enumerate(splits) if s == "ood"]
-    for dense in dense_members:
-        fused = {q: auto(top(arrays["bm25"][q], True), top(arrays[dense][q], False), ceil["bm25"][q], (0.5, 0.5), 1.0) for q in test_rows + ood_rows}
-        vec = {q: top(arrays[dense][q], False) for q in test_rows + ood_rows}
-        base_h = np.mean([ndcg(fused[q][0], qids[q]) for q in test_rows])
-        base_s = np.mean([ndcg(vec[q][0].tolist(), qids[q]) for q in test_rows])
-        for t in (0.2, 0.25, 0.3, 0.35, 0.4):
-            h = np.mean([ndcg([i for i, v in zip(*fused[q], strict=True) if v >= t], qids[q]) for q in test_rows])
-            s = np.mean([ndcg([i for i, v in zip(vec[q][0].tolist(), vec[q][1], strict=True) if v >= t], qids[q]) for q in test_rows])
-            empty_h = np.mean([not fused[q][1] or fused[q][1][0] < t for q in ood_rows])
-            empty_s = np.mean([vec[q][1][0] < t for q in ood_rows])
-            print(f"| {dense} | {t:.2f} | {empty_h:.0%} | {h - base_h:+.4f} | {empty_s:.0%} | {s - base_s:+.4f} |", flush=True)
+    an = Analysis(args.scores, args.data)
+    if args.dense:
+        an.only(args.dense)
+    result = {
+        "dataset": "BEIR SciFact (one chunk per abstract)",
+        "candidates": CANDIDATES,
+        "relevance_threshold": RELEVANCE_THRESHOLD,
+        "ood_questions": len(an.rows("ood")),
+        "ood_heldout_questions": len(an.rows("ood_heldout")),
+        "quality": quality(an, tuple(args.splits)),
+        "abstention": abstention(an, tuple(args.splits)),
+    }
+    if args.merge:
+        earlier = json.loads(args.merge.read_text(encoding="utf-8"))
+        for key in ("quality", "abstention"):
+            result[key] = [row for row in earlier[key] if row["dense"] not in an.dense] + result[key]
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -28,6 +28,12 @@ from ragloom.keyword import BM25Index  # noqa: E402
 HERE = Path(__file__).resolve().parent
 DEFAULT_DATA = HERE.parents[3] / "shared" / "data" / "scifact"
 OOD = HERE.parent / "data" / "out_of_domain_questions.txt"
+OOD_HELDOUT = HERE.parent / "data" / "out_of_domain_questions_heldout.txt"
+
+
+def read_questions(path: Path) -> list[str]:
+    """One question per line; ``#`` lines are comments."""
+    return [line.strip() for line in path.read_text(encoding="utf-8").splitlines() if line.strip() and not line.startswith("#")]
 
 
 def bm25_matrix(index: BM25Index, keys: list[str], queries: list[str]) -> np.ndarray:
@@ -37,6 +43,12 @@ def bm25_matrix(index: BM25Index, keys: list[str], queries: list[str]) -> np.nda
         for key, score in index.score_all(text).items():
             out[row, slot[key]] = score
     return out
+
+
+def _ood_split(qid: str) -> str:
+    if qid.startswith("oodh-"):
+        return "ood_heldout"
+    return "ood" if qid.startswith("ood-") else "none"
 
 
 def main() -> None:
@@ -51,9 +63,9 @@ def main() -> None:
     texts = [f"{d['title']}\n{d['text']}" if d.get("title") else str(d["text"]) for d in docs]
     titles = [str(d.get("title") or "") for d in docs]
     queries = {str(q["_id"]): str(q["text"]) for _, q in _read_jsonl(args.data / "queries.jsonl")}
-    ood = [line.strip() for line in OOD.read_text(encoding="utf-8").splitlines() if line.strip() and not line.startswith("#")]
-    qids = [*queries, *(f"ood-{i}" for i in range(len(ood)))]
-    qtexts = [*queries.values(), *ood]
+    ood, heldout = read_questions(OOD), read_questions(OOD_HELDOUT)
+    qids = [*queries, *(f"ood-{i}" for i in range(len(ood))), *(f"oodh-{i}" for i in range(len(heldout)))]
+    qtexts = [*queries.values(), *ood, *heldout]
     split = {qid: "train" for qid in load_qrels(args.data / "qrels" / "train.tsv")}
     split |= {qid: "test" for qid in load_qrels(args.data / "qrels" / "test.tsv")}
 
@@ -80,13 +92,14 @@ def main() -> None:
         d = model.encode(texts, batch_size=32, normalize_embeddings=True, convert_to_numpy=True)
         q = model.encode(qtexts, batch_size=32, normalize_embeddings=True, convert_to_numpy=True)
         arrays["minilm"] = (q @ d.T).astype(np.float32)
+        np.save(args.out.with_suffix(".minilm_docs.npy"), d.astype(np.float32))  # reused for new queries
         print("minilm done", flush=True)
 
     args.out.parent.mkdir(parents=True, exist_ok=True)
     np.savez(
         args.out,
         qids=np.array(qids),
-        qsplit=np.array([split.get(qid, "ood" if qid.startswith("ood-") else "none") for qid in qids]),
+        qsplit=np.array([split.get(qid, _ood_split(qid)) for qid in qids]),
         doc_ids=np.array(doc_ids),
         **arrays,
     )

@@ -95,3 +95,30 @@ def test_auto_scores_are_on_the_members_absolute_scale() -> None:
         expected = r.metadata["keyword_weight"] * kw + r.metadata["vector_weight"] * vec
         assert r.score == pytest.approx(expected) and 0.0 <= r.score <= 1.0
     assert [r.score for r in results] == sorted((r.score for r in results), reverse=True)
+
+
+def test_fuse_builds_only_the_returned_results_in_score_then_first_seen_order() -> None:
+    """The array fusion equals fusion.fuse_values; ties keep first-seen order (vector list, then keyword list)."""
+    from ragloom.types import Result
+
+    def hit(cid: str, score: float) -> Result:
+        return Result(chunk_id=cid, document_id=cid, text=cid, score=score, source=f"/{cid}")
+
+    vector = [hit("v1", 0.9), hit("both", 0.5), hit("v2", 0.5), hit("v3", 0.1)]
+    keyword = [hit("k1", 8.0), hit("both", 4.0), hit("k2", 1.0)]
+    retriever = HybridRetriever(HybridConfig(), store=MemoryStore(), embedder=TableEmbedder({}, [1, 0, 0]), namespace=NS)
+    fused = retriever.fuse(keyword, vector, limit=4, keyword_ceiling=10.0, complete_keyword=True)
+    assert len(fused) == 4
+    w = (fused[0].metadata["keyword_weight"], fused[0].metadata["vector_weight"])
+    kw = fusion.keyword_values([8.0, 4.0, 1.0], 10.0)
+    vec = fusion.vector_values([0.9, 0.5, 0.5, 0.1])
+    expected = fusion.fuse_values(["k1", "both", "k2"], kw, 0.0, ["v1", "both", "v2", "v3"], vec, 0.1, w)
+    first_seen = ["v1", "both", "v2", "v3", "k1", "k2"]
+    order = sorted(expected, key=lambda cid: (-expected[cid], first_seen.index(cid)))[:4]
+    assert [r.chunk_id for r in fused] == order
+    assert [r.score for r in fused] == pytest.approx([expected[cid] for cid in order])
+    both = next(r for r in fused if r.chunk_id == "both")
+    assert (both.metadata["keyword_rank"], both.metadata["vector_rank"]) == (2, 2)
+    assert (both.metadata["keyword_score"], both.metadata["vector_score"]) == (4.0, 0.5)
+    only_vector = next(r for r in fused if r.chunk_id == "v1")
+    assert only_vector.metadata["keyword_score"] is None and only_vector.metadata["keyword_rank"] is None

@@ -65,6 +65,24 @@ def query_weights(
     return w_kw / total, w_vec / total
 
 
+def fuse_positions(
+    size: int,
+    keyword_positions: np.ndarray,
+    keyword: np.ndarray,
+    keyword_floor: float,
+    vector_positions: np.ndarray,
+    vector: np.ndarray,
+    vector_floor: float,
+    weights: tuple[float, float],
+) -> np.ndarray:
+    """Fused scores of ``size`` candidates; each member's values sit at its positions, the rest get its floor."""
+    kw = np.full(size, keyword_floor)
+    vec = np.full(size, vector_floor)
+    kw[keyword_positions] = keyword
+    vec[vector_positions] = vector
+    return weights[0] * kw + weights[1] * vec
+
+
 def fuse_values(
     keyword_ids: Sequence[str],
     keyword: np.ndarray,
@@ -77,9 +95,14 @@ def fuse_values(
     """``{chunk_id: fused score}`` over the union of both members' candidates."""
     ids = list(dict.fromkeys([*vector_ids, *keyword_ids]))
     position = {cid: i for i, cid in enumerate(ids)}
-    kw = np.full(len(ids), keyword_floor)
-    vec = np.full(len(ids), vector_floor)
-    kw[[position[c] for c in keyword_ids]] = keyword
-    vec[[position[c] for c in vector_ids]] = vector
-    fused = weights[0] * kw + weights[1] * vec
+    fused = fuse_positions(
+        len(ids),
+        np.fromiter((position[c] for c in keyword_ids), dtype=np.intp, count=len(keyword_ids)),
+        keyword,
+        keyword_floor,
+        np.fromiter((position[c] for c in vector_ids), dtype=np.intp, count=len(vector_ids)),
+        vector,
+        vector_floor,
+        weights,
+    )
     return dict(zip(ids, fused.tolist(), strict=True))

@@ -76,13 +76,14 @@ class HybridConfig(RetrieverOptions):
     sharpness: float = attrs.field(default=SHARPNESS, validator=attrs.validators.ge(0))
 
 
-def _normalise(scores: dict[str, float]) -> dict[str, float]:
-    if not scores:
-        return {}
-    low, high = min(scores.values()), max(scores.values())
+def _normalise(scores: np.ndarray) -> np.ndarray:
+    """Min-max over the candidates to [0, 1] (all 1 when they tie)."""
+    if len(scores) == 0:
+        return scores
+    low, high = float(scores.min()), float(scores.max())
     if high == low:
-        return {key: 1.0 for key in scores}
-    return {key: (value - low) / (high - low) for key, value in scores.items()}
+        return np.ones_like(scores)
+    return (scores - low) / (high - low)
 
 
 class HybridRetriever:
@@ -126,55 +127,60 @@ class HybridRetriever:
 
         ``keyword_ceiling`` (mode ``"auto"``): the query's best reachable BM25
         score; ``complete_keyword``: the keyword list holds every chunk that
-        matches a query term (a chunk missing from it scores 0 there).
+        matches a query term (a chunk missing from it scores 0 there). Scores
+        are computed on arrays; only the returned results are built.
         """
         c = self.config
-        extra: dict[str, Any] = {}
         by_id: dict[str, Result] = {}
-        keyword_rank = {r.chunk_id: i for i, r in enumerate(keyword, start=1)}
-        vector_rank = {r.chunk_id: i for i, r in enumerate(vector, start=1)}
-        keyword_score = {r.chunk_id: r.score for r in keyword}
-        vector_score = {r.chunk_id: r.score for r in vector}
         for r in (*vector, *keyword):
             by_id.setdefault(r.chunk_id, r)
-        fused: dict[str, float] = {}
+        size = len(by_id)
+        position = {cid: i for i, cid in enumerate(by_id)}
+        kpos = np.fromiter((position[r.chunk_id] for r in keyword), dtype=np.intp, count=len(keyword))
+        vpos = np.fromiter((position[r.chunk_id] for r in vector), dtype=np.intp, count=len(vector))
+        kscores = np.fromiter((r.score for r in keyword), dtype=np.float64, count=len(keyword))
+        vscores = np.fromiter((r.score for r in vector), dtype=np.float64, count=len(vector))
+        extra: dict[str, Any] = {}
         if c.mode == "auto":
-            fused, weights = self._fuse_auto(keyword, vector, keyword_ceiling, complete_keyword)
+            fused, weights = self._fuse_auto(size, kpos, kscores, vpos, vscores, keyword_ceiling, complete_keyword)
             extra = {"keyword_weight": weights[0], "vector_weight": weights[1]}
         elif c.mode == "rrf":
-            for cid in by_id:
-                score = 0.0
-                if cid in keyword_rank:
-                    score += c.weights.bm25 / (c.rrf_k + keyword_rank[cid])
-                if cid in vector_rank:
-                    score += c.weights.vector / (c.rrf_k + vector_rank[cid])
-                fused[cid] = score
+            fused = np.zeros(size)
+            np.add.at(fused, kpos, c.weights.bm25 / (c.rrf_k + np.arange(1, len(kpos) + 1)))
+            np.add.at(fused, vpos, c.weights.vector / (c.rrf_k + np.arange(1, len(vpos) + 1)))
         else:
-            kw, vec = _normalise(keyword_score), _normalise(vector_score)
-            for cid in by_id:
-                fused[cid] = c.weights.bm25 * kw.get(cid, 0.0) + c.weights.vector * vec.get(cid, 0.0)
-        first_seen = {cid: i for i, cid in enumerate(by_id)}
-        order = sorted(by_id, key=lambda cid: (-fused[cid], first_seen[cid]))[:limit]
+            fused = np.zeros(size)
+            fused[kpos] += c.weights.bm25 * _normalise(kscores)
+            fused[vpos] += c.weights.vector * _normalise(vscores)
+        order = np.lexsort((np.arange(size), -fused))[:limit]
+        ids = list(by_id)
+        kw_score, kw_rank = _at(size, kpos, kscores, order)
+        vec_score, vec_rank = _at(size, vpos, vscores, order)
         return [
-            by_id[cid].with_score(
-                fused[cid],
-                vector_score=vector_score.get(cid),
-                keyword_score=keyword_score.get(cid),
-                vector_rank=vector_rank.get(cid),
-                keyword_rank=keyword_rank.get(cid),
-                **extra,
+            by_id[ids[i]].with_score(
+                float(fused[i]), vector_score=vs, keyword_score=ks, vector_rank=vr, keyword_rank=kr, **extra
             )
-            for cid in order
+            for i, ks, kr, vs, vr in zip(order.tolist(), kw_score, kw_rank, vec_score, vec_rank, strict=True)
         ]
 
     def _fuse_auto(
-        self, keyword: list[Result], vector: list[Result], ceiling: float, complete_keyword: bool
-    ) -> tuple[dict[str, float], tuple[float, float]]:
+        self, size: int, kpos: np.ndarray, kscores: np.ndarray, vpos: np.ndarray, vscores: np.ndarray, ceiling: float, complete_keyword: bool
+    ) -> tuple[np.ndarray, tuple[float, float]]:
         c = self.config
-        kw = fusion.keyword_values(np.fromiter((r.score for r in keyword), dtype=np.float64, count=len(keyword)), ceiling)
-        vec = fusion.vector_values(np.fromiter((r.score for r in vector), dtype=np.float64, count=len(vector)))
+        kw = fusion.keyword_values(kscores, ceiling)
+        vec = fusion.vector_values(vscores)
         kw_floor = fusion.floor_value(kw, complete=complete_keyword)
         vec_floor = fusion.floor_value(vec, complete=False)
         weights = fusion.query_weights(kw, kw_floor, vec, vec_floor, prior=(c.weights.bm25, c.weights.vector), sharpness=c.sharpness)
-        fused = fusion.fuse_values([r.chunk_id for r in keyword], kw, kw_floor, [r.chunk_id for r in vector], vec, vec_floor, weights)
-        return fused, weights
+        return fusion.fuse_positions(size, kpos, kw, kw_floor, vpos, vec, vec_floor, weights), weights
+
+
+def _at(size: int, positions: np.ndarray, scores: np.ndarray, picked: np.ndarray) -> tuple[list[float | None], list[int | None]]:
+    """For the picked candidates: their score and 1-based rank in one member's list (None where it did not return them)."""
+    rank = np.zeros(size, dtype=np.intp)
+    rank[positions] = np.arange(1, len(positions) + 1)
+    value = np.zeros(size)
+    value[positions] = scores
+    ranks = rank[picked].tolist()
+    values = value[picked].tolist()
+    return [v if r else None for v, r in zip(values, ranks, strict=True)], [r or None for r in ranks]

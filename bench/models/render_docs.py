@@ -1,0 +1,206 @@
+"""Write the hybrid-fusion tables of docs/retrieval.md and docs/benchmarks.md from the benchmark JSON files.
+
+    python bench/models/render_docs.py            # rewrites every generated block in place
+
+A generated block sits between ``<!-- generated: NAME -->`` and
+``<!-- /generated -->``; its content is replaced by the table NAME built from
+(all under bench/): models/results/fusion.json (fusion_analysis.py),
+models/results/eval_minilm.json (``ragloom eval --json --per-query``),
+retrieval/results/latency.json (hybrid_latency.py) and
+retrieval/results/rerankers*.json (rerank_bench.py). A missing file leaves its
+blocks as they are.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[2]
+RESULTS = {
+    "fusion": ROOT / "bench" / "models" / "results" / "fusion.json",
+    "eval_minilm": ROOT / "bench" / "models" / "results" / "eval_minilm.json",
+    "latency": ROOT / "bench" / "retrieval" / "results" / "latency.json",
+    "rerankers_minilm": ROOT / "bench" / "retrieval" / "results" / "rerankers_minilm.json",
+    "rerankers_hash": ROOT / "bench" / "retrieval" / "results" / "rerankers_hash.json",
+}
+DOCS = [ROOT / "docs" / "retrieval.md", ROOT / "docs" / "benchmarks.md"]
+BLOCK = re.compile(r"(<!-- generated: ([\w-]+) -->\n)(.*?)(<!-- /generated -->)", re.DOTALL)
+NAMES = {"bm25": "BM25", "bm25_title": "BM25 on titles", "hash": "`hash`", "minilm": "all-MiniLM-L6-v2"}
+
+
+def _p(p: float) -> str:
+    return "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
+
+
+def fusion_quality(data: dict[str, Any]) -> str:
+    lines = [
+        "| keyword | dense | split | BM25 | dense | convex 0.5/0.5 | RRF | **auto** | oracle | auto − oracle | auto − best member |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for row in data["fusion"]["quality"]:
+        n = row["ndcg@10"]
+        lines.append(
+            f"| {NAMES[row['keyword']]} | {NAMES[row['dense']]} | {row['split']} | {n['bm25']:.4f} | {n['dense']:.4f} | "
+            f"{n['convex']:.4f} | {n['rrf']:.4f} | **{n['auto']:.4f}** | {row['oracle']:.4f} | {n['auto'] - row['oracle']:+.4f} | "
+            f"{row['auto_minus_best']:+.4f} ({_p(row['p_auto_vs_best'])}) |"
+        )
+    return "\n".join(lines)
+
+
+def fusion_summary(data: dict[str, Any]) -> str:
+    lines = [
+        "| members | BM25 | dense | convex 0.5/0.5 | RRF | **auto** | oracle (per-query max) |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for row in data["fusion"]["quality"]:
+        if row["split"] != "test":
+            continue
+        n = row["ndcg@10"]
+        lines.append(
+            f"| {NAMES[row['keyword']]} + {NAMES[row['dense']]} | {n['bm25']:.4f} | {n['dense']:.4f} | {n['convex']:.4f} | "
+            f"{n['rrf']:.4f} | **{n['auto']:.4f}** | {row['oracle']:.4f} |"
+        )
+    return "\n".join(lines)
+
+
+def fusion_sharpness(data: dict[str, Any]) -> str:
+    lines = ["| keyword | dense | split | s = 0 | s = 0.5 | **s = 1** | s = 2 |", "|---|---|---|---:|---:|---:|---:|"]
+    for row in data["fusion"]["quality"]:
+        n = row["ndcg@10"]
+        lines.append(
+            f"| {NAMES[row['keyword']]} | {NAMES[row['dense']]} | {row['split']} | {n['auto_s0']:.4f} | {n['auto_s0.5']:.4f} | "
+            f"**{n['auto']:.4f}** | {n['auto_s2']:.4f} |"
+        )
+    return "\n".join(lines)
+
+
+def abstention(data: dict[str, Any]) -> str:
+    f = data["fusion"]
+    lines = [
+        f"| dense | threshold | hybrid: OOD fit set empty ({f['ood_questions']}) | hybrid: **held-out OOD empty** ({f['ood_heldout_questions']}) "
+        "| hybrid: SciFact train nDCG@10 change | hybrid: **test change** | similarity: held-out OOD empty | similarity: test change |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for row in f["abstention"]:
+        mark = "**" if abs(row["threshold"] - f["relevance_threshold"]) < 1e-9 else ""
+        lines.append(
+            f"| {NAMES[row['dense']]} | {mark}{row['threshold']:.2f}{mark} | {row['hybrid_ood_empty']:.0%} | {row['hybrid_ood_heldout_empty']:.0%} | "
+            f"{row.get('hybrid_train_ndcg_change', float('nan')):+.4f} | {row['hybrid_test_ndcg_change']:+.4f} | {row['similarity_ood_heldout_empty']:.0%} | "
+            f"{row['similarity_test_ndcg_change']:+.4f} |"
+        )
+    return "\n".join(lines)
+
+
+def abstention_summary(data: dict[str, Any]) -> str:
+    f = data["fusion"]
+    lines = [
+        f"| embedder | held-out out-of-domain questions with no result (of {f['ood_heldout_questions']}) | SciFact test nDCG@10 change | goal met (≥ 90 %, ≥ −0.01) |",
+        "|---|---:|---:|---|",
+    ]
+    for row in f["abstention"]:
+        if abs(row["threshold"] - f["relevance_threshold"]) < 1e-9:
+            met = row["hybrid_ood_heldout_empty"] >= 0.9 and row["hybrid_test_ndcg_change"] >= -0.01
+            lines.append(
+                f"| {NAMES[row['dense']]} | {row['hybrid_ood_heldout_empty']:.0%} | {row['hybrid_test_ndcg_change']:+.4f} | {'yes' if met else '**no**'} |"
+            )
+    return "\n".join(lines)
+
+
+def eval_minilm(data: dict[str, Any]) -> str:
+    report = data["eval_minilm"]
+    per = report["per_query"]
+    lines = ["| retriever (`ragloom eval`, SciFact test, MiniLM) | nDCG@10 | Recall@100 |", "|---|---:|---:|"]
+    for name, scores in report["retrievers"].items():
+        lines.append(f"| {name} | {scores['ndcg@10']:.4f} | {scores['recall@100']:.4f} |")
+    members = [per[name] for name in ("bm25", "similarity") if name in per]
+    if len(members) == 2:
+        oracle = np.mean([max(m[q]["ndcg@10"] for m in members) for q in members[0]])
+        lines.append(f"| oracle: per-query max of bm25 and similarity | {oracle:.4f} | |")
+        if "hybrid" in per:
+            lines.append(f"| hybrid − oracle | {report['retrievers']['hybrid']['ndcg@10'] - oracle:+.4f} | |")
+    lines.append("")
+    for row in report.get("comparisons", ()):
+        lines.append(f"- {row['a']} − {row['b']}: {row['difference']:+.4f} nDCG@10 (paired randomization test, {_p(row['p_value'])})")
+    return "\n".join(lines)
+
+
+def latency(data: dict[str, Any]) -> str:
+    lat = data["latency"]
+    lines = [
+        f"SciFact test, {lat['queries']} queries, store {lat['store']}, {lat['embedder']} embedder, top_k {lat['top_k']}, "
+        f"best of {lat['repeat']} interleaved rounds, load average {lat['load_average']:.1f} on {lat['cpus']} cores at the start.",
+        "",
+        "| retriever | ms / query | × slower member |",
+        "|---|---:|---:|",
+    ]
+    for row in lat["rows"]:
+        lines.append(f"| {row['name']} | {row['ms']:.2f} | {row['ratio']:.2f} |")
+    return "\n".join(lines)
+
+
+def _rerankers(result: dict[str, Any]) -> str:
+    lines = [
+        f"SciFact test ({result['queries']} queries), `hybrid` defaults with the `{result['embedder']}` embedder, "
+        f"{result['candidates']} candidates, top_n {result['top_n']}; best of {result['repeat']} rounds.",
+        "",
+        "| reranker | nDCG@10 | retrieval ms / query | reranking ms / query | what it shows |",
+        "|---|---:|---:|---:|---|",
+    ]
+    for row in result["rows"]:
+        if row["retrieve_ms"] is None:
+            lines.append(f"| {row['name']} | – | – | – | {row['status']} |")
+        elif row["ndcg@10"] is None or row["status"] != "measured":  # a stand-in server does not judge: its order says nothing about quality
+            lines.append(f"| {row['name']} | – | {row['retrieve_ms']:.1f} | {row['rerank_ms']:.2f} | {row['status']} |")
+        else:
+            lines.append(f"| {row['name']} | {row['ndcg@10']:.4f} | {row['retrieve_ms']:.1f} | {row['rerank_ms']:.2f} | {row['status']} |")
+    return "\n".join(lines)
+
+
+def rerankers_minilm(data: dict[str, Any]) -> str:
+    return _rerankers(data["rerankers_minilm"])
+
+
+def rerankers_hash(data: dict[str, Any]) -> str:
+    return _rerankers(data["rerankers_hash"])
+
+
+TABLES: dict[str, tuple[str, Callable[[dict[str, Any]], str]]] = {
+    "fusion-quality": ("fusion", fusion_quality),
+    "fusion-summary": ("fusion", fusion_summary),
+    "fusion-sharpness": ("fusion", fusion_sharpness),
+    "abstention": ("fusion", abstention),
+    "abstention-summary": ("fusion", abstention_summary),
+    "eval-minilm": ("eval_minilm", eval_minilm),
+    "latency": ("latency", latency),
+    "rerankers-minilm": ("rerankers_minilm", rerankers_minilm),
+    "rerankers-hash": ("rerankers_hash", rerankers_hash),
+}
+
+
+def main() -> int:
+    data = {name: json.loads(path.read_text(encoding="utf-8")) for name, path in RESULTS.items() if path.exists()}
+    for doc in DOCS:
+        text = doc.read_text(encoding="utf-8")
+
+        def fill(match: re.Match[str]) -> str:
+            source, render = TABLES[match.group(2)]
+            if source not in data:
+                return match.group(0)
+            return f"{match.group(1)}{render(data)}\n{match.group(4)}"
+
+        new = BLOCK.sub(fill, text)
+        if new != text:
+            doc.write_text(new, encoding="utf-8")
+            print(f"updated {doc.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
