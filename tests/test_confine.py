@@ -203,3 +203,32 @@ def test_every_hostile_argument_returns_an_error(layout: tuple[Path, Path]) -> N
     os.mkfifo(fifo)
     answer = ingest({"source": "x.txt"})
     assert "regular file" in answer["failed"][0]["reason"], answer
+
+
+def test_a_sibling_folder_sharing_the_roots_name_as_prefix_is_outside(tmp_path: Path) -> None:
+    """Root ``docs`` does not allow ``docs-secret`` or ``docs2``: the prefix check includes the separator."""
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "ok.txt").write_text("an allowed file\n")
+    for sibling in ("docs-secret", "docs2"):
+        (tmp_path / sibling).mkdir()
+        (tmp_path / sibling / "key.txt").write_text(f"{CANARY} in {sibling}\n")
+    confinement = PathConfinement([root])
+    assert confinement.locate(root / "ok.txt") == os.path.realpath(root / "ok.txt")
+    assert confinement.locate(root) == os.path.realpath(root)  # the root itself is inside
+    os.close(confinement.open(str(root / "ok.txt")))
+    for sibling in ("docs-secret", "docs2"):
+        with pytest.raises(ConfinementError, match="outside"):
+            confinement.locate(tmp_path / sibling / "key.txt")
+        with pytest.raises(ConfinementError, match="outside"):
+            confinement.locate(tmp_path / sibling)
+        with pytest.raises(ConfinementError, match="outside"):
+            confinement.open(str(tmp_path / sibling / "key.txt"))
+        with confined(confinement), pytest.raises(ConfinementError, match="outside"):
+            open_limited(str(tmp_path / sibling / "key.txt"))
+    pipeline, ingest = _tool(root)
+    for source in (str(tmp_path / "docs-secret"), str(tmp_path / "docs-secret" / "key.txt"), "../docs2/key.txt"):
+        answer = ingest({"source": source})  # type: ignore[operator]
+        assert "error" in answer and "outside" in answer["error"], answer
+    assert CANARY not in _stored_text(pipeline) and pipeline.store.count(pipeline.namespace) == 0
+    assert ingest({"source": "ok.txt"})["sources"] == 1  # type: ignore[operator]

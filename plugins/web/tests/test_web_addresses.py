@@ -148,3 +148,32 @@ def test_robots_status_meanings(status: int, policy: str) -> None:
     from ragloom_web.robots import rules_for_status
 
     assert rules_for_status(status, "User-agent: *\nDisallow: /x").policy == policy
+
+
+@pytest.mark.parametrize(
+    ("address", "fragment"),
+    [
+        ("192.88.99.0", "6to4 relay anycast"),
+        ("192.88.99.1", "6to4 relay anycast"),
+        ("192.88.99.255", "6to4 relay anycast"),
+        ("3fff::", "documentation"),
+        ("3fff::1", "documentation"),
+        ("3fff:fff:ffff:ffff:ffff:ffff:ffff:ffff", "documentation"),
+    ],
+)
+def test_ranges_python_calls_global_are_still_refused(address: str, fragment: str) -> None:
+    """The 6to4 relay range and the 3fff::/20 documentation range are globally routable to ``ipaddress``: only the blocklist refuses them."""
+    ip = ipaddress.ip_address(address)
+    verdict = classify(ip)
+    assert verdict is not None and fragment in verdict.reason and verdict.always is False
+    with pytest.raises(BlockedAddressError, match=fragment):
+        AddressGuard().check_ip(ip)
+    with pytest.raises(BlockedAddressError, match=fragment):
+        AddressGuard(resolver=lambda host, port: [address]).resolve("relay.example")
+    assert AddressGuard(allow_private_network=True).check_ip(ip) == ip
+    assert AddressGuard(allowed_networks=(ipaddress.ip_network(f"{address}/{ip.max_prefixlen}"),)).check_ip(ip) == ip
+
+
+@pytest.mark.parametrize("address", ["192.88.98.255", "192.88.100.0", "3fff:1000::1", "3ffe:ffff::1"])
+def test_neighbours_of_those_ranges_are_public(address: str) -> None:
+    assert classify(ipaddress.ip_address(address)) is None
