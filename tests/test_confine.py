@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ragloom import Pipeline
+from ragloom import LoaderError, Pipeline
 from ragloom.confine import ConfinementError, PathConfinement, confined
 from ragloom.loaders.base import open_limited
 from ragloom.tools import rag_ingest_tool, rag_search_tool
@@ -232,3 +232,70 @@ def test_a_sibling_folder_sharing_the_roots_name_as_prefix_is_outside(tmp_path: 
         assert "error" in answer and "outside" in answer["error"], answer
     assert CANARY not in _stored_text(pipeline) and pipeline.store.count(pipeline.namespace) == 0
     assert ingest({"source": "ok.txt"})["sources"] == 1  # type: ignore[operator]
+
+
+def _refusal(call: object, *args: object) -> LoaderError:
+    with pytest.raises(LoaderError) as info:
+        call(*args)  # type: ignore[operator]
+    return info.value
+
+
+def test_every_refusal_of_open_names_the_path_and_the_reason(layout: tuple[Path, Path]) -> None:
+    """Each way ``open`` refuses is its own error class, message and source (what a model and a log read)."""
+    root, outside = layout
+    confinement = PathConfinement([root])
+    (root / "sub").mkdir()
+    (root / "link.txt").symlink_to(outside / "canary.txt")
+    (root / "sub" / "deeper").symlink_to(outside / "sub")
+    cases = [
+        (str(root / "a\x00b.txt"), ConfinementError, "path contains a NUL byte", str(root / "a\\0b.txt")),
+        (str(outside / "canary.txt"), ConfinementError, "path is outside the folders this tool may read", str(outside / "canary.txt")),
+        (str(root), LoaderError, "is a directory, not a file", str(root)),
+        (str(root / "missing.txt"), LoaderError, "file not found", str(root / "missing.txt")),
+        (str(root / "link.txt"), ConfinementError, "reaching it would follow a symbolic link; links are not followed here", str(root / "link.txt")),
+        (str(root / "sub" / "deeper" / "canary.md"), ConfinementError, "reaching it would follow a symbolic link; links are not followed here", str(root / "sub" / "deeper" / "canary.md")),
+        (str(root / "inside.txt" / "x"), LoaderError, "cannot open: Not a directory", str(root / "inside.txt" / "x")),
+        (str(root / ("n" * 300)), LoaderError, "cannot open: File name too long", str(root / ("n" * 300))),
+    ]
+    for path, kind, reason, source in cases:
+        error = _refusal(confinement.open, path)
+        assert type(error) is kind, (path, error)
+        assert error.reason == reason and error.source == source, (error.reason, error.source)  # type: ignore[attr-defined]
+        assert str(error) == f"{source}: {reason}"
+
+
+def test_a_descriptor_from_open_is_read_only_and_not_inherited(layout: tuple[Path, Path]) -> None:
+    root, _ = layout
+    descriptor = PathConfinement([root]).open(str(root / "inside.txt"))
+    try:
+        assert not os.get_inheritable(descriptor)
+        assert os.read(descriptor, 100) == b"an ordinary file inside the root\n"
+        with pytest.raises(OSError):
+            os.write(descriptor, b"x")
+    finally:
+        os.close(descriptor)
+
+
+def test_every_refusal_of_locate_and_of_the_roots_names_the_reason(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    (tmp_path / "file.txt").write_text("x")
+    confinement = PathConfinement([root])
+    error = _refusal(confinement.locate, "a\x00b")
+    assert type(error) is ConfinementError and str(error).endswith("path contains a NUL byte")
+    error = _refusal(confinement.locate, tmp_path / "file.txt")
+    assert type(error) is ConfinementError and error.source == str(tmp_path / "file.txt")  # type: ignore[attr-defined]
+    assert error.reason == "path is outside the folders this tool may read"  # type: ignore[attr-defined]
+    assert confinement.locate("sub/x.txt", base_dir=root) == str(root / "sub" / "x.txt")
+    assert confinement.locate(root / "a" / ".." / "b.txt") == str(root / "b.txt")
+    error = _refusal(confinement.locate, root / ".." / "file.txt")
+    assert error.source == str(tmp_path / "file.txt")  # type: ignore[attr-defined]
+    error = _refusal(PathConfinement, [tmp_path / "file.txt"])
+    assert type(error) is ConfinementError and error.reason == "allowed folder is not a directory"  # type: ignore[attr-defined]
+    assert error.source == str(tmp_path / "file.txt")  # type: ignore[attr-defined]
+    error = _refusal(PathConfinement, [tmp_path / "nowhere"])
+    assert type(error) is ConfinementError and error.reason.startswith("allowed folder cannot be read: ")  # type: ignore[attr-defined]
+    assert error.source == str(tmp_path / "nowhere")  # type: ignore[attr-defined]
+    two = PathConfinement([root, str(root) + "/"])
+    assert [r[0] for r in two.roots] == [str(root), str(root)]
+    assert two.roots[0][1:] == (os.stat(root).st_dev, os.stat(root).st_ino)

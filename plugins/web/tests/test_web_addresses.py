@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import re
 import zlib
 
 import brotli
@@ -177,3 +178,70 @@ def test_ranges_python_calls_global_are_still_refused(address: str, fragment: st
 @pytest.mark.parametrize("address", ["192.88.98.255", "192.88.100.0", "3fff:1000::1", "3ffe:ffff::1"])
 def test_neighbours_of_those_ranges_are_public(address: str) -> None:
     assert classify(ipaddress.ip_address(address)) is None
+
+
+#: every range of the blocklist with its first and last address, the reason's words and whether no option allows it
+RANGES = [
+    ("255.255.255.255", "255.255.255.255", "the broadcast address", True),
+    ("0.0.0.0", "0.255.255.255", "an unspecified ('this network') address", True),
+    ("224.0.0.0", "239.255.255.255", "a multicast address", True),
+    ("127.0.0.0", "127.255.255.255", "a loopback address", False),
+    ("10.0.0.0", "10.255.255.255", "a private (RFC 1918) address", False),
+    ("172.16.0.0", "172.31.255.255", "a private (RFC 1918) address", False),
+    ("192.168.0.0", "192.168.255.255", "a private (RFC 1918) address", False),
+    ("100.64.0.0", "100.127.255.255", "a carrier-grade NAT (100.64/10) address", False),
+    ("169.254.0.0", "169.254.255.255", "a link-local address", False),
+    ("192.0.0.0", "192.0.0.255", "an IETF protocol assignment address", False),
+    ("192.0.2.0", "192.0.2.255", "a documentation (TEST-NET-1) address", False),
+    ("198.51.100.0", "198.51.100.255", "a documentation (TEST-NET-2) address", False),
+    ("203.0.113.0", "203.0.113.255", "a documentation (TEST-NET-3) address", False),
+    ("198.18.0.0", "198.19.255.255", "a benchmarking address", False),
+    ("192.88.99.0", "192.88.99.255", "a 6to4 relay anycast address", False),
+    ("240.0.0.0", "255.255.255.254", "a reserved address", False),
+    ("::", "::", "the unspecified address", True),
+    ("ff00::", "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "a multicast address", True),
+    ("::1", "::1", "the loopback address", False),
+    ("::2", "::fe:ffff", "an IPv4-compatible IPv6 address", False),
+    ("64:ff9b:1::", "64:ff9b:1:ffff:ffff:ffff:ffff:ffff", "a local-use NAT64 address", False),
+    ("100::", "100::ffff:ffff:ffff:ffff", "a discard-only address", False),
+    ("2001:0:808:808::f7f7:f7f7", "2001:0:808:808:ffff:ffff:f7f7:f7f7", "a Teredo address", False),
+    ("2001:2::", "2001:2:0:ffff:ffff:ffff:ffff:ffff", "a benchmarking address", False),
+    ("2001:db8::", "2001:db8:ffff:ffff:ffff:ffff:ffff:ffff", "a documentation address", False),
+    ("3fff::", "3fff:fff:ffff:ffff:ffff:ffff:ffff:ffff", "a documentation address", False),
+    ("fc00::", "fdff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "a unique local (ULA) address", False),
+    ("fe80::", "febf:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "a link-local address", False),
+    ("fec0::", "feff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "a site-local address", False),
+]
+
+
+@pytest.mark.parametrize(("first", "last", "reason", "always"), RANGES)
+def test_every_blocked_range_from_first_to_last_address(first: str, last: str, reason: str, always: bool) -> None:
+    for address in (first, last):
+        verdict = classify(ipaddress.ip_address(address))
+        assert verdict is not None, address
+        assert (verdict.reason, verdict.always) == (reason, always), address
+        guard = AddressGuard(allow_private_network=True, allowed_networks=(ipaddress.ip_network("::/0"), ipaddress.ip_network("0.0.0.0/0")))
+        if always:
+            with pytest.raises(BlockedAddressError, match="refused to connect to .*: it is " + re.escape(reason) + "$"):
+                guard.check_ip(ipaddress.ip_address(address))
+        else:
+            with pytest.raises(BlockedAddressError, match=re.escape(f"refused to connect to {address}: it is {reason} (set allow_private_network")):
+                AddressGuard().check_ip(ipaddress.ip_address(address))
+            assert guard.check_ip(ipaddress.ip_address(address)) == ipaddress.ip_address(address)
+
+
+@pytest.mark.parametrize(
+    ("address", "reason"),
+    [
+        ("::ffff:127.0.0.1", "a loopback address embedded in an IPv4-mapped IPv6 address"),
+        ("64:ff9b::10.0.0.1", "a private (RFC 1918) address embedded in an NAT64 IPv6 address"),
+        ("2002:a00:1::", "a private (RFC 1918) address embedded in an 6to4 IPv6 address"),
+        ("2001:0:a00:1::", "a private (RFC 1918) address embedded in an Teredo server IPv6 address"),
+        ("2001:0:808:808:0:0:f5ff:fffe", "a private (RFC 1918) address embedded in an Teredo client IPv6 address"),
+        ("::ffff:169.254.169.254", "a cloud metadata address embedded in an IPv4-mapped IPv6 address"),
+    ],
+)
+def test_embedded_ipv4_reasons_name_the_embedding(address: str, reason: str) -> None:
+    verdict = classify(ipaddress.ip_address(address))
+    assert verdict is not None and verdict.reason == reason
+
