@@ -245,3 +245,134 @@ def test_embedded_ipv4_reasons_name_the_embedding(address: str, reason: str) -> 
     verdict = classify(ipaddress.ip_address(address))
     assert verdict is not None and verdict.reason == reason
 
+
+
+@pytest.mark.parametrize("host", ["metadata.google.internal", "metadata.goog", "metadata", "instance-data", "instance-data.ec2.internal", "metadata.azure.internal", "metadata.tencentyun.com"])
+def test_metadata_names_are_refused_before_any_lookup_whatever_the_options(host: str) -> None:
+    looked_up: list[str] = []
+    guard = AddressGuard(allow_private_network=True, resolver=lambda name, port: looked_up.append(name) or ["8.8.8.8"])
+    with pytest.raises(BlockedAddressError) as info:
+        guard.resolve(host)
+    assert str(info.value) == f"refused to connect to {host}: it is a cloud metadata endpoint" and looked_up == []
+
+
+def test_localhost_names_are_refused_unless_private_networks_are_allowed() -> None:
+    for host in ("localhost", "api.localhost", "a.b.localhost"):
+        with pytest.raises(BlockedAddressError) as info:
+            AddressGuard(resolver=lambda name, port: ["8.8.8.8"]).resolve(host)
+        assert str(info.value) == f"refused to connect to {host}: it names the loopback interface (set allow_private_network = true to fetch it)"
+        assert AddressGuard(allow_private_network=True, resolver=lambda name, port: ["127.0.0.1"]).resolve(host) == [ipaddress.ip_address("127.0.0.1")]
+    # a name that merely contains the word is an ordinary name
+    assert AddressGuard(resolver=lambda name, port: ["8.8.8.8"]).resolve("notlocalhost") == [ipaddress.ip_address("8.8.8.8")]
+    assert AddressGuard(resolver=lambda name, port: ["8.8.8.8"]).resolve("localhost.example") == [ipaddress.ip_address("8.8.8.8")]
+
+
+def test_resolve_checks_every_answer_once_and_returns_them_in_order() -> None:
+    asked: list[tuple[str, int]] = []
+
+    def resolver(host: str, port: int) -> list[str]:
+        asked.append((host, port))
+        return ["8.8.8.8", "2001:4860:4860::8888%eth0", "8.8.8.8", "::ffff:1.1.1.1"]
+
+    guard = AddressGuard(resolver=resolver)
+    assert guard.resolve("dns.example") == [ipaddress.ip_address("8.8.8.8"), ipaddress.ip_address("2001:4860:4860::8888"), ipaddress.ip_address("1.1.1.1")]
+    assert asked == [("dns.example", 0)]
+    with pytest.raises(BlockedAddressError) as info:
+        AddressGuard(resolver=lambda h, p: ["8.8.8.8", "10.0.0.1"]).resolve("mixed.example")
+    assert str(info.value).startswith("refused to connect to mixed.example (10.0.0.1): it is a private (RFC 1918) address")
+    with pytest.raises(WebLoaderError) as empty:
+        AddressGuard(resolver=lambda h, p: []).resolve("void.example")
+    assert str(empty.value) == "host 'void.example' resolved to no address" and not isinstance(empty.value, BlockedAddressError)
+    with pytest.raises(BlockedAddressError) as bad:
+        AddressGuard(resolver=lambda h, p: ["8.8.8.8", "not-an-ip"]).resolve("odd.example")
+    assert str(bad.value) == "refused to connect to odd.example: the resolver answered 'not-an-ip', not an IP address"
+    # an IP literal is checked without asking the resolver
+    assert AddressGuard(resolver=lambda h, p: asked.append((h, p)) or []).resolve("8.8.4.4") == [ipaddress.ip_address("8.8.4.4")]
+    assert asked == [("dns.example", 0)]
+    with pytest.raises(BlockedAddressError, match=r"^refused to connect to 10\.1\.1\.1: it is a private"):
+        AddressGuard().resolve("10.1.1.1")
+
+
+def test_check_ip_connects_to_the_ipv4_of_a_mapped_address_and_names_the_host() -> None:
+    guard = AddressGuard()
+    assert guard.check_ip(ipaddress.ip_address("::ffff:8.8.8.8")) == ipaddress.ip_address("8.8.8.8")
+    assert guard.check_ip(ipaddress.ip_address("2001:4860::1")) == ipaddress.ip_address("2001:4860::1")
+    private = AddressGuard(allow_private_network=True)
+    assert private.check_ip(ipaddress.ip_address("::ffff:10.0.0.1")) == ipaddress.ip_address("10.0.0.1")
+    with pytest.raises(BlockedAddressError) as info:
+        guard.check_ip(ipaddress.ip_address("10.0.0.1"), host="intranet.example")
+    assert str(info.value).startswith("refused to connect to intranet.example (10.0.0.1): it is")
+    with pytest.raises(BlockedAddressError) as same:
+        guard.check_ip(ipaddress.ip_address("10.0.0.1"), host="10.0.0.1")
+    assert str(same.value).startswith("refused to connect to 10.0.0.1: it is")
+
+
+def test_allowed_networks_allow_only_their_own_version_and_range() -> None:
+    ten = AddressGuard(allowed_networks=(ipaddress.ip_network("10.0.0.0/8"),))
+    assert ten.check_ip(ipaddress.ip_address("10.2.3.4")) == ipaddress.ip_address("10.2.3.4")
+    assert ten.check_ip(ipaddress.ip_address("::ffff:10.2.3.4")) == ipaddress.ip_address("10.2.3.4")
+    for refused in ("192.168.1.1", "fd00::1", "127.0.0.1"):
+        with pytest.raises(BlockedAddressError):
+            ten.check_ip(ipaddress.ip_address(refused))
+    v6 = AddressGuard(allowed_networks=(ipaddress.ip_network("::/0"),))
+    with pytest.raises(BlockedAddressError):
+        v6.check_ip(ipaddress.ip_address("10.0.0.1"))  # an IPv6 network never allows an IPv4 address
+    assert v6.check_ip(ipaddress.ip_address("fd00::1")) == ipaddress.ip_address("fd00::1")
+    with pytest.raises(BlockedAddressError, match="cloud metadata"):
+        AddressGuard(allowed_networks=(ipaddress.ip_network("169.254.0.0/16"),)).check_ip(ipaddress.ip_address("169.254.169.254"))
+
+
+@pytest.mark.parametrize(
+    ("address", "blocked"),
+    [
+        ("8.8.8.8", "8.8.8.0/24"),
+        ("::ffff:8.8.8.8", "8.8.8.0/24"),
+        ("64:ff9b::808:808", "8.8.8.0/24"),
+        ("2002:808:808::1", "8.8.8.0/24"),
+        ("64:ff9b:1:808:8:800::", "8.8.8.0/24"),  # local-use NAT64, /48 layout (bits 64-71 skipped)
+        ("64:ff9b:1:8:8:808::", "8.8.8.0/24"),  # /56 layout
+        ("64:ff9b:1:0:8:808:800:0", "8.8.8.0/24"),  # /64 layout
+        ("64:ff9b:1::808:808", "8.8.8.0/24"),  # /96 layout
+        ("2606:4700::1", "2606:4700::/32"),
+    ],
+)
+def test_blocked_networks_refuse_every_embedding_even_of_public_addresses(address: str, blocked: str) -> None:
+    network = ipaddress.ip_network(blocked)
+    guard = AddressGuard(allow_private_network=True, blocked_networks=(network,))
+    with pytest.raises(BlockedAddressError) as info:
+        guard.check_ip(ipaddress.ip_address(address))
+    assert str(info.value) == f"refused to connect to {ipaddress.ip_address(address)}: it is in blocked_networks ({network})"
+    assert AddressGuard(allow_private_network=True, blocked_networks=(ipaddress.ip_network("9.9.9.0/24"),)).check_ip(ipaddress.ip_address(address))
+
+
+def test_parse_networks_and_its_error() -> None:
+    from ragloom_web.addresses import parse_networks
+
+    assert parse_networks(["10.0.0.0/8", "10.1.2.3/8", "fd00::1", "192.168.1.1"]) == (
+        ipaddress.ip_network("10.0.0.0/8"),
+        ipaddress.ip_network("10.0.0.0/8"),
+        ipaddress.ip_network("fd00::1/128"),
+        ipaddress.ip_network("192.168.1.1/32"),
+    )
+    with pytest.raises(ValueError) as info:
+        parse_networks(["10.0.0.0/8", "ten"])
+    assert str(info.value) == "'ten' is not an IP network (expected CIDR such as '10.0.0.0/8')"
+
+
+def test_the_system_resolver_answers_once_and_names_a_failure() -> None:
+    from ragloom_web.addresses import system_resolver
+
+    assert system_resolver("127.0.0.1", 80) == ["127.0.0.1"]
+    with pytest.raises(WebLoaderError, match=r"^cannot resolve host 'no-such-host\.invalid': "):
+        system_resolver("no-such-host.invalid", 80)
+
+
+def test_every_metadata_address_is_always_refused() -> None:
+    from ragloom_web.addresses import METADATA_ADDRESSES
+
+    expected = {"169.254.169.254", "169.254.170.2", "169.254.169.253", "169.254.169.123", "100.100.100.200", "192.0.0.192", "fd00:ec2::254", "fd00:ec2::23"}
+    assert {str(a) for a in METADATA_ADDRESSES} == expected
+    for address in expected:
+        verdict = classify(ipaddress.ip_address(address))
+        assert verdict == classify(ipaddress.ip_address(address)) and verdict is not None
+        assert (verdict.reason, verdict.always) == ("a cloud metadata address", True)
