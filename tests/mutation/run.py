@@ -12,6 +12,7 @@ Usage::
     python tests/mutation/run.py                    # every module, security ones first
     python tests/mutation/run.py confine addresses  # some modules
     python tests/mutation/run.py --report           # docs/testing.md table from the saved results
+    python tests/mutation/run.py --collect pipeline # save the results of an interrupted run
 
 Each run saves ``tests/mutation/results/<module>.json`` (mutmut's own status of
 every mutant); ``--report`` turns them, with ``tests/mutation/equivalent.toml``
@@ -108,19 +109,31 @@ def run(module: str) -> dict[str, object]:
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
     mutmut = [sys.executable, "-m", "mutmut"]
     subprocess.run([*mutmut, "run", "--max-children", os.environ.get("MUTATION_CHILDREN", "1")], cwd=root, env=env, check=False)
-    listing = subprocess.run([*mutmut, "results", "--all", "true"], cwd=root, env=env, capture_output=True, text=True, check=False)
+    return collect(module, round(time.monotonic() - started))
+
+
+def collect(module: str, seconds: int | None = None) -> dict[str, object]:
+    """Save the status of every mutant of ``module`` from its staging folder (also of an interrupted run:
+    the mutants it did not reach stay ``not checked``)."""
+    root = BUILD / module
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    listing = subprocess.run([sys.executable, "-m", "mutmut", "results", "--all", "true"], cwd=root, env=env, capture_output=True, text=True, check=False)
     statuses: dict[str, str] = {}
     for line in listing.stdout.splitlines():
         name, _, status = line.strip().rpartition(": ")
         if name:
             statuses[name] = status
-    result = {"module": module, "files": MODULES[module][0], "tests": MODULES[module][1], "seconds": round(time.monotonic() - started), "mutants": statuses}
+    result = {"module": module, "files": MODULES[module][0], "tests": MODULES[module][1], "seconds": seconds, "mutants": statuses}
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / f"{module}.json").write_text(json.dumps(result, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     return result
 
 
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["--collect"]:
+        for module in argv[1:]:
+            collect(module)
+        return 0
     if argv[:1] == ["--report"]:
         from report import write_report  # type: ignore[import-not-found]
 
