@@ -128,3 +128,29 @@ def test_threads_asking_together_fetch_once() -> None:
     for thread in threads:
         thread.join(timeout=10)
     assert len(results) == 4 and len(calls) == 1 and all(r is results[0] for r in results)
+
+
+def test_a_slow_site_does_not_hold_up_another_site() -> None:
+    """Each site has its own lock: while one site's robots.txt is being fetched, another's is served."""
+    cache = RobotsCache(ttl=60.0)
+    release = threading.Event()
+    fetching = threading.Event()
+
+    def slow() -> RobotsRules:
+        fetching.set()
+        release.wait(timeout=30)
+        return RobotsRules(policy="disallow-all")
+
+    first = threading.Thread(target=lambda: cache.get("http://slow.example", slow))
+    first.start()
+    assert fetching.wait(timeout=30)
+    other: list[RobotsRules] = []
+    second = threading.Thread(target=lambda: other.append(cache.get("http://fast.example", lambda: RobotsRules(policy="allow-all"))))
+    second.start()
+    second.join(timeout=20)
+    served_while_blocked = not second.is_alive() and not release.is_set()
+    release.set()
+    first.join(timeout=30)
+    second.join(timeout=30)
+    assert served_while_blocked, "the fast site waited for the slow one"
+    assert [r.policy for r in other] == ["allow-all"]
