@@ -299,3 +299,25 @@ def test_every_refusal_of_locate_and_of_the_roots_names_the_reason(tmp_path: Pat
     two = PathConfinement([root, str(root) + "/"])
     assert [r[0] for r in two.roots] == [str(root), str(root)]
     assert two.roots[0][1:] == (os.stat(root).st_dev, os.stat(root).st_ino)
+
+
+def test_locate_resolves_a_relative_path_against_the_working_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    monkeypatch.chdir(root)
+    confinement = PathConfinement([root])
+    assert confinement.locate("notes/a.txt") == str(root / "notes" / "a.txt")
+    with pytest.raises(ConfinementError, match="outside"):
+        confinement.locate("../elsewhere.txt")
+
+
+def test_the_filesystem_root_as_allowed_folder_allows_every_path(tmp_path: Path) -> None:
+    confinement = PathConfinement(["/"])
+    assert confinement.roots[0][0] == "/"
+    assert confinement.locate(tmp_path / "x.txt") == str(tmp_path / "x.txt")
+    (tmp_path / "x.txt").write_text("readable\n")
+    descriptor = confinement.open(str(tmp_path / "x.txt"))
+    try:
+        assert os.read(descriptor, 100) == b"readable\n"
+    finally:
+        os.close(descriptor)
