@@ -321,3 +321,18 @@ def test_the_filesystem_root_as_allowed_folder_allows_every_path(tmp_path: Path)
         assert os.read(descriptor, 100) == b"readable\n"
     finally:
         os.close(descriptor)
+
+
+def test_a_replaced_or_removed_root_names_the_path_asked_for(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    confinement = PathConfinement([root])
+    root.rename(tmp_path / "old")
+    root.mkdir()
+    (root / "a.txt").write_text("x")
+    error = _refusal(confinement.open, str(root / "a.txt"))
+    assert type(error) is ConfinementError and str(error) == f"{root / 'a.txt'}: allowed folder was replaced since the tool was made"
+    (root / "a.txt").unlink()
+    root.rmdir()
+    error = _refusal(confinement.open, str(root / "a.txt"))
+    assert type(error) is LoaderError and str(error) == f"{root / 'a.txt'}: file not found"

@@ -13,6 +13,7 @@ Usage::
     python tests/mutation/run.py confine addresses  # some modules
     python tests/mutation/run.py --report           # docs/testing.md table from the saved results
     python tests/mutation/run.py --collect pipeline # save the results of an interrupted run
+    python tests/mutation/run.py --rerun confine    # the survivors again, against today's tests
 
 Each run saves ``tests/mutation/results/<module>.json`` (mutmut's own status of
 every mutant); ``--report`` turns them, with ``tests/mutation/equivalent.toml``
@@ -76,16 +77,7 @@ def _stage(module: str) -> Path:
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
     for package in packages:
         shutil.copytree(package, root / "src" / package.name, ignore=ignore)
-    shutil.copytree(REPO / "tests", root / "tests", ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "mutation"))
-    for plugin_tests in sorted((REPO / "plugins").glob("*/tests")):
-        shutil.copytree(plugin_tests, root / "tests" / f"plugin_{plugin_tests.parent.name.replace('-', '_')}", ignore=ignore)
-    with (root / "tests" / "conftest.py").open("a", encoding="utf-8") as conftest:
-        # a loaded machine must not turn a slow example into a kill: no deadline, the same examples every run
-        conftest.write(
-            "\n\nfrom hypothesis import settings as _settings\n\n"
-            '_settings.register_profile("mutation", deadline=None, derandomize=True, print_blob=False)\n'
-            '_settings.load_profile("mutation")\n'
-        )
+    _copy_tests(root)
     for extra in ("examples", "docs"):  # fixtures some tests read (the quickstart corpus)
         shutil.copytree(REPO / extra, root / extra, ignore=ignore)
     quoted = ", ".join(json.dumps(f"src/{f}") for f in files)
@@ -103,6 +95,43 @@ def _stage(module: str) -> Path:
         encoding="utf-8",
     )
     return root
+
+
+def _copy_tests(root: Path) -> None:
+    """The checkout's tests into ``root/tests`` (plugin tests as ``tests/plugin_<name>``), without hypothesis deadlines."""
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    if (root / "tests").exists():
+        shutil.rmtree(root / "tests")
+    shutil.copytree(REPO / "tests", root / "tests", ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "mutation"))
+    for plugin_tests in sorted((REPO / "plugins").glob("*/tests")):
+        shutil.copytree(plugin_tests, root / "tests" / f"plugin_{plugin_tests.parent.name.replace('-', '_')}", ignore=ignore)
+    with (root / "tests" / "conftest.py").open("a", encoding="utf-8") as conftest:
+        # a loaded machine must not turn a slow example into a kill: no deadline, the same examples every run
+        conftest.write(
+            "\n\nfrom hypothesis import settings as _settings\n\n"
+            '_settings.register_profile("mutation", deadline=None, derandomize=True, print_blob=False)\n'
+            '_settings.load_profile("mutation")\n'
+        )
+
+
+def rerun(module: str) -> dict[str, object]:
+    """Run the surviving mutants of ``module`` again against today's tests (copied into its staging folder)."""
+    root = BUILD / module
+    previous = json.loads((RESULTS / f"{module}.json").read_text(encoding="utf-8"))["mutants"]
+    survivors = [name for name, status in previous.items() if status in ("survived", "no tests")]
+    _copy_tests(root)
+    (root / "mutants" / "mutmut-stats.json").unlink(missing_ok=True)  # new tests: map tests to functions again
+    started = time.monotonic()
+    if survivors:
+        env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+        subprocess.run([sys.executable, "-m", "mutmut", "run", "--max-children", "1", *survivors], cwd=root, env=env, check=False)
+    result = collect(module, round(time.monotonic() - started))
+    statuses: dict[str, str] = result["mutants"]  # type: ignore[assignment]
+    for name, status in previous.items():  # mutants killed before stay killed
+        if name not in survivors:
+            statuses[name] = status
+    (RESULTS / f"{module}.json").write_text(json.dumps(result, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    return result
 
 
 def run(module: str) -> dict[str, object]:
@@ -133,6 +162,10 @@ def collect(module: str, seconds: int | None = None) -> dict[str, object]:
 
 
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["--rerun"]:
+        for module in argv[1:]:
+            rerun(module)
+        return 0
     if argv[:1] == ["--collect"]:
         for module in argv[1:]:
             collect(module)
