@@ -123,3 +123,15 @@ def bench(session: nox.Session) -> None:
         session.install("-r", str(requirements))
     for script in sorted(Path("bench").glob("*/run.py")):
         session.run("python", str(script), *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def mutation(session: nox.Session) -> None:
+    """Mutation testing with mutmut, module by module (not a default session, not in CI; see docs/testing.md).
+
+    ``nox -s mutation -- confine addresses`` runs some modules; ``nox -s mutation -- --report`` rewrites the table.
+    """
+    session.install(*TEST_DEPS, *PG_TEST_DEPS, "mutmut>=3.3", "-r", "tests/requirements.txt")
+    session.install(*_editable(["core", *_existing(PLUGINS)]))
+    session.run("nice", "-n", "10", "python", "tests/mutation/run.py", *session.posargs, external=True)
+    session.run("python", "tests/mutation/run.py", "--report")

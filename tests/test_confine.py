@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ragloom import Pipeline
+from ragloom import LoaderError, Pipeline
 from ragloom.confine import ConfinementError, PathConfinement, confined
 from ragloom.loaders.base import open_limited
 from ragloom.tools import rag_ingest_tool, rag_search_tool
@@ -203,3 +203,136 @@ def test_every_hostile_argument_returns_an_error(layout: tuple[Path, Path]) -> N
     os.mkfifo(fifo)
     answer = ingest({"source": "x.txt"})
     assert "regular file" in answer["failed"][0]["reason"], answer
+
+
+def test_a_sibling_folder_sharing_the_roots_name_as_prefix_is_outside(tmp_path: Path) -> None:
+    """Root ``docs`` does not allow ``docs-secret`` or ``docs2``: the prefix check includes the separator."""
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "ok.txt").write_text("an allowed file\n")
+    for sibling in ("docs-secret", "docs2"):
+        (tmp_path / sibling).mkdir()
+        (tmp_path / sibling / "key.txt").write_text(f"{CANARY} in {sibling}\n")
+    confinement = PathConfinement([root])
+    assert confinement.locate(root / "ok.txt") == os.path.realpath(root / "ok.txt")
+    assert confinement.locate(root) == os.path.realpath(root)  # the root itself is inside
+    os.close(confinement.open(str(root / "ok.txt")))
+    for sibling in ("docs-secret", "docs2"):
+        with pytest.raises(ConfinementError, match="outside"):
+            confinement.locate(tmp_path / sibling / "key.txt")
+        with pytest.raises(ConfinementError, match="outside"):
+            confinement.locate(tmp_path / sibling)
+        with pytest.raises(ConfinementError, match="outside"):
+            confinement.open(str(tmp_path / sibling / "key.txt"))
+        with confined(confinement), pytest.raises(ConfinementError, match="outside"):
+            open_limited(str(tmp_path / sibling / "key.txt"))
+    pipeline, ingest = _tool(root)
+    for source in (str(tmp_path / "docs-secret"), str(tmp_path / "docs-secret" / "key.txt"), "../docs2/key.txt"):
+        answer = ingest({"source": source})  # type: ignore[operator]
+        assert "error" in answer and "outside" in answer["error"], answer
+    assert CANARY not in _stored_text(pipeline) and pipeline.store.count(pipeline.namespace) == 0
+    assert ingest({"source": "ok.txt"})["sources"] == 1  # type: ignore[operator]
+
+
+def _refusal(call: object, *args: object) -> LoaderError:
+    with pytest.raises(LoaderError) as info:
+        call(*args)  # type: ignore[operator]
+    return info.value
+
+
+def test_every_refusal_of_open_names_the_path_and_the_reason(layout: tuple[Path, Path]) -> None:
+    """Each way ``open`` refuses is its own error class, message and source (what a model and a log read)."""
+    root, outside = layout
+    confinement = PathConfinement([root])
+    (root / "sub").mkdir()
+    (root / "link.txt").symlink_to(outside / "canary.txt")
+    (root / "sub" / "deeper").symlink_to(outside / "sub")
+    cases = [
+        (str(root / "a\x00b.txt"), ConfinementError, "path contains a NUL byte", str(root / "a\\0b.txt")),
+        (str(outside / "canary.txt"), ConfinementError, "path is outside the folders this tool may read", str(outside / "canary.txt")),
+        (str(root), LoaderError, "is a directory, not a file", str(root)),
+        (str(root / "missing.txt"), LoaderError, "file not found", str(root / "missing.txt")),
+        (str(root / "link.txt"), ConfinementError, "reaching it would follow a symbolic link; links are not followed here", str(root / "link.txt")),
+        (str(root / "sub" / "deeper" / "canary.md"), ConfinementError, "reaching it would follow a symbolic link; links are not followed here", str(root / "sub" / "deeper" / "canary.md")),
+        (str(root / "inside.txt" / "x"), LoaderError, "cannot open: Not a directory", str(root / "inside.txt" / "x")),
+        (str(root / ("n" * 300)), LoaderError, "cannot open: File name too long", str(root / ("n" * 300))),
+    ]
+    for path, kind, reason, source in cases:
+        error = _refusal(confinement.open, path)
+        assert type(error) is kind, (path, error)
+        assert error.reason == reason and error.source == source, (error.reason, error.source)  # type: ignore[attr-defined]
+        assert str(error) == f"{source}: {reason}"
+
+
+def test_a_descriptor_from_open_is_read_only_and_not_inherited(layout: tuple[Path, Path]) -> None:
+    root, _ = layout
+    descriptor = PathConfinement([root]).open(str(root / "inside.txt"))
+    try:
+        assert not os.get_inheritable(descriptor)
+        assert os.read(descriptor, 100) == b"an ordinary file inside the root\n"
+        with pytest.raises(OSError):
+            os.write(descriptor, b"x")
+    finally:
+        os.close(descriptor)
+
+
+def test_every_refusal_of_locate_and_of_the_roots_names_the_reason(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    (tmp_path / "file.txt").write_text("x")
+    confinement = PathConfinement([root])
+    error = _refusal(confinement.locate, "a\x00b")
+    assert type(error) is ConfinementError and str(error).endswith("path contains a NUL byte")
+    error = _refusal(confinement.locate, tmp_path / "file.txt")
+    assert type(error) is ConfinementError and error.source == str(tmp_path / "file.txt")  # type: ignore[attr-defined]
+    assert error.reason == "path is outside the folders this tool may read"  # type: ignore[attr-defined]
+    assert confinement.locate("sub/x.txt", base_dir=root) == str(root / "sub" / "x.txt")
+    assert confinement.locate(root / "a" / ".." / "b.txt") == str(root / "b.txt")
+    error = _refusal(confinement.locate, root / ".." / "file.txt")
+    assert error.source == str(tmp_path / "file.txt")  # type: ignore[attr-defined]
+    error = _refusal(PathConfinement, [tmp_path / "file.txt"])
+    assert type(error) is ConfinementError and error.reason == "allowed folder is not a directory"  # type: ignore[attr-defined]
+    assert error.source == str(tmp_path / "file.txt")  # type: ignore[attr-defined]
+    error = _refusal(PathConfinement, [tmp_path / "nowhere"])
+    assert type(error) is ConfinementError and error.reason.startswith("allowed folder cannot be read: ")  # type: ignore[attr-defined]
+    assert error.source == str(tmp_path / "nowhere")  # type: ignore[attr-defined]
+    two = PathConfinement([root, str(root) + "/"])
+    assert [r[0] for r in two.roots] == [str(root), str(root)]
+    assert two.roots[0][1:] == (os.stat(root).st_dev, os.stat(root).st_ino)
+
+
+def test_locate_resolves_a_relative_path_against_the_working_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    monkeypatch.chdir(root)
+    confinement = PathConfinement([root])
+    assert confinement.locate("notes/a.txt") == str(root / "notes" / "a.txt")
+    with pytest.raises(ConfinementError, match="outside"):
+        confinement.locate("../elsewhere.txt")
+
+
+def test_the_filesystem_root_as_allowed_folder_allows_every_path(tmp_path: Path) -> None:
+    confinement = PathConfinement(["/"])
+    assert confinement.roots[0][0] == "/"
+    assert confinement.locate(tmp_path / "x.txt") == str(tmp_path / "x.txt")
+    (tmp_path / "x.txt").write_text("readable\n")
+    descriptor = confinement.open(str(tmp_path / "x.txt"))
+    try:
+        assert os.read(descriptor, 100) == b"readable\n"
+    finally:
+        os.close(descriptor)
+
+
+def test_a_replaced_or_removed_root_names_the_path_asked_for(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    confinement = PathConfinement([root])
+    root.rename(tmp_path / "old")
+    root.mkdir()
+    (root / "a.txt").write_text("x")
+    error = _refusal(confinement.open, str(root / "a.txt"))
+    assert type(error) is ConfinementError and str(error) == f"{root / 'a.txt'}: allowed folder was replaced since the tool was made"
+    (root / "a.txt").unlink()
+    root.rmdir()
+    error = _refusal(confinement.open, str(root / "a.txt"))
+    assert type(error) is LoaderError and str(error) == f"{root / 'a.txt'}: file not found"

@@ -133,19 +133,28 @@ def test_query_during_reingest_never_sees_a_source_missing_or_doubled(corpus: Pa
     stop = threading.Event()
     problems: list[str] = []
     seen_counts: set[int] = set()
+    completed = [0]
+    answering = threading.Event()
 
     def reader() -> None:
-        while not stop.is_set():
-            hits = pipeline.query("error code reset", top_k=500, filter={"source": source})
-            ids = [h.chunk_id for h in hits]
-            if len(ids) != len(set(ids)):
-                problems.append("doubled chunk ids")
-            if not hits:
-                problems.append("source missing")
-            seen_counts.add(len(hits))
+        try:
+            while not stop.is_set():
+                hits = pipeline.query("error code reset", top_k=500, filter={"source": source})
+                ids = [h.chunk_id for h in hits]
+                if len(ids) != len(set(ids)):
+                    problems.append("doubled chunk ids")
+                if not hits:
+                    problems.append("source missing")
+                seen_counts.add(len(hits))
+                completed[0] += 1
+                answering.set()
+        except Exception as exc:  # noqa: BLE001 - a reader that dies must fail the test, not end it quietly
+            problems.append(f"reader failed: {type(exc).__name__}: {exc}")
+            answering.set()
 
     thread = threading.Thread(target=reader)
     thread.start()
+    assert answering.wait(timeout=60), "the reader never completed a query"
     try:
         original = target.read_text(encoding="utf-8")
         for round_ in range(6):
@@ -158,6 +167,7 @@ def test_query_during_reingest_never_sees_a_source_missing_or_doubled(corpus: Pa
         stop.set()
         thread.join()
     assert not problems, problems[:3]
+    assert completed[0] > 0 and seen_counts, "the reader completed no query"
     assert seen_counts <= expected  # every observation is a whole generation
 
 

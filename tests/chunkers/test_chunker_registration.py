@@ -9,7 +9,7 @@ from typing import Any
 import attrs
 import pytest
 from chunker_checks import MINILM_TOKENIZER
-from conftest import CountingEmbedder
+from helpers import CountingEmbedder
 
 from ragloom import ConfigError, Pipeline
 from ragloom.config import PipelineConfig

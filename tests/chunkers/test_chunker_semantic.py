@@ -7,7 +7,7 @@ import asyncio
 import numpy as np
 import pytest
 from chunker_checks import check_chunks, check_spans
-from conftest import CountingEmbedder
+from helpers import CountingEmbedder
 
 from ragloom.chunkers import SemanticChunker, SemanticConfig
 from ragloom.chunkers.semantic import neighbour_similarities

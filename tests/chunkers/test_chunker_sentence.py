@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from chunker_checks import check_spans
 
+from ragloom import Document
 from ragloom.chunkers import SentenceChunker, SentenceConfig
 from ragloom.chunkers.sentences import sentence_ends
 
@@ -59,3 +60,29 @@ def test_a_sentence_longer_than_size_falls_back_to_recursive_splitting() -> None
     assert text[spans[0][0] : spans[0][1]].startswith("Short one.")
     assert all(not text[a:b].startswith("ord") for a, b in spans), "cuts fall on spaces, not inside words"
     assert text[spans[-1][0] : spans[-1][1]].endswith("After.")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("A heading\n\nthe body starts lower-case", ["A heading", "the body starts lower-case"]),
+        ("A heading\n  \t\n  indented body", ["A heading", "indented body"]),
+        ("Ends here.\n\nlower-case paragraph", ["Ends here.", "lower-case paragraph"]),
+        ("Ends here.\n \nlower-case paragraph", ["Ends here.", "lower-case paragraph"]),
+        ("e.g.\n\nnext item", ["e.g.", "next item"]),
+        ("Überschrift\n\nder Text folgt", ["Überschrift", "der Text folgt"]),
+        ("- item one\n\n- item two\n\n- item three", ["- item one", "- item two", "- item three"]),
+        ("one line\nnext line continues", ["one line\nnext line continues"]),
+    ],
+)
+def test_a_blank_line_ends_a_sentence(text: str, expected: list[str]) -> None:
+    assert sentences(text) == expected
+    ends = sentence_ends(text)
+    assert ends[-1] == len(text) and ends == sorted(set(ends))
+
+
+def test_the_sentence_chunker_cuts_at_blank_lines() -> None:
+    text = "Title without a period\n\nfirst paragraph has no period either\n\nsecond one neither"
+    chunks = SentenceChunker(SentenceConfig(size=40)).chunk(Document(id="d", source="s.md", text=text))
+    texts = [c.text.strip() for c in chunks]
+    assert texts == ["Title without a period", "first paragraph has no period either", "second one neither"]

@@ -926,6 +926,100 @@ class StoreContract:
         assert checks[0] > 0
         assert store.count("default") == files
 
+    # ------------------------------------------------------------------ namespaces under re-ingest (issue #20)
+
+    def test_committing_a_source_leaves_the_same_source_of_another_namespace(self, store: Any) -> None:
+        """A commit, keep, metadata update, abort or delete in one namespace never touches another's rows."""
+        doc_a = make_chunks("/a.md", 2, part="a", content_hash="a1", metadata_hash="ma")
+        doc_b = make_chunks("/a.md", 1, part="b", content_hash="b1", metadata_hash="mb")
+        for namespace, seed in (("one", 1), ("two", 2)):
+            with store.session(namespace) as session:
+                stage = session.stage("/a.md")
+                stage.write(doc_a + doc_b, _vectors(3, seed))
+                stage.commit()
+        before = sorted((r.chunk_id, r.text, r.metadata.get("order")) for r in self._all(store, "two"))
+        state_two = self._state(store, "/a.md", "two")
+        vectors_two = store.get_vectors("two", [c.id for c in doc_a + doc_b]) if VECTORS in store.capabilities else None
+
+        def unchanged() -> None:
+            assert store.count("two") == 3 and store.sources("two") == ["/a.md"]
+            assert sorted((r.chunk_id, r.text, r.metadata.get("order")) for r in self._all(store, "two")) == before
+            assert self._state(store, "/a.md", "two").documents == state_two.documents
+            assert self._state(store, "/a.md", "two").metadata == state_two.metadata
+            if KEYWORD_SEARCH in store.capabilities:
+                assert len(store.keyword_search("two", "chunk", top_k=10, filter=None)) == 3
+            if vectors_two is not None:
+                np.testing.assert_allclose(store.get_vectors("two", [c.id for c in doc_a + doc_b]), vectors_two, atol=1e-6)
+
+        # keep one document, replace the other
+        with store.session("one") as session:
+            stage = session.stage("/a.md")
+            stage.write(make_chunks("/a.md", 1, part="b", texts=["new b"], content_hash="b2"), _vectors(1, 3))
+            stage.keep([doc_a[0].document_id])
+            assert stage.commit() == 1
+        assert store.count("one") == 3
+        unchanged()
+        # carry a document with new metadata
+        with store.session("one") as session:
+            stage = session.stage("/a.md")
+            stage.keep([make_document_id("/a.md", "b")])
+            stage.update_metadata(make_chunks("/a.md", 2, part="a", metadata={"colour": "red"}, content_hash="a1", metadata_hash="m2"))
+            assert stage.commit() == 0
+        assert {r.metadata.get("colour") for r in self._all(store, "one")} == {"red", None}
+        unchanged()
+        # abort a stage
+        with store.session("one") as session:
+            stage = session.stage("/a.md")
+            stage.write(make_chunks("/a.md", 4, part="c"), _vectors(4, 4))
+            stage.abort()
+        assert store.count("one") == 3
+        unchanged()
+        # replace everything, then delete by filter and as a whole
+        with store.session("one") as session:
+            stage = session.stage("/a.md")
+            stage.write(make_chunks("/a.md", 1, part="d", content_hash="d"), _vectors(1, 5))
+            assert stage.commit() == 3
+        assert store.count("one") == 1
+        unchanged()
+        assert store.delete("one", parse_filter({"source": "/a.md"})) == 1
+        unchanged()
+        self._commit(store, make_chunks("/z.md", 1), _vectors(1, 6), namespace="one")
+        assert store.delete("one", None) == 1
+        unchanged()
+        assert self._state(store, "/a.md", "two").generation == state_two.generation
+
+    def test_pipeline_reingest_in_one_namespace_keeps_another(self, store: Any, tmp_path: Path) -> None:
+        corpus = self._corpus(tmp_path / "corpus", files=3)
+        one = self._pipeline(store, namespace="one")
+        two = self._pipeline(store, namespace="two")
+        one.ingest(corpus)
+        two.ingest(corpus)
+        before = sorted((r.chunk_id, r.text) for r in two.query("lamp", top_k=100))
+        assert before and store.count("two") == store.count("one")
+        self._corpus(corpus, files=2, version=2)  # doc0, doc1 edited
+        (corpus / "doc2.md").unlink()  # doc2 deleted
+        result = one.ingest(corpus)
+        assert result.removed_sources == (str(corpus / "doc2.md"),) and result.removed > 0
+        assert sorted((r.chunk_id, r.text) for r in two.query("lamp", top_k=100)) == before
+        assert two.sources() == [str(corpus / f"doc{i}.md") for i in range(3)]
+        assert all("version 2" in r.text for r in one.query("lamp", top_k=100))
+
+    def test_a_failed_source_leaves_nothing_behind(self, store: Any, tmp_path: Path) -> None:
+        """A source that fails halfway (after some of its chunks were staged) adds no row, visible or not."""
+        path = tmp_path / "rows.jsonl"
+        path.write_text("".join(f'{{"n": {i}, "text": "lamp row {i}"}}\n' for i in range(6)) + "{broken\n", encoding="utf-8")
+        pipeline = (
+            Pipeline.builder().store(store).embedder("hash", dim=64).ingest_options(batch_size=1, on_error="skip").build()
+        )
+        result = pipeline.ingest(path)
+        assert len(result.failed) == 1 and store.count("default") == 0 and store.sources("default") == []
+        assert store.stats("default")["chunks"] == 0
+        path.write_text('{"n": 0, "text": "lamp row 0"}\n', encoding="utf-8")
+        assert pipeline.ingest(path).failed == ()
+        assert store.count("default") == 1 and store.stats("default")["chunks"] == 1
+        (hit,) = pipeline.query("lamp row", top_k=10)
+        assert "lamp row 0" in hit.text
+
 
 class PersistentStoreContract(StoreContract):
     """:class:`StoreContract` plus crash recovery, for stores whose data outlives the process.

@@ -1,0 +1,121 @@
+"""Run the surviving mutants of a module again against today's tests, without a whole new mutmut run.
+
+For each mutant ``results/<module>.json`` lists as surviving, the diff mutmut
+shows for it (``mutmut show``, in the module's staging folder) is applied to the
+checkout's file, the module's tests run (``-x``), and the file is restored. A
+mutant the tests now fail on is saved as ``killed (recheck)``.
+
+Usage: ``python tests/mutation/recheck.py confine addresses``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+sys.path.insert(0, str(HERE))
+
+from run import BUILD, MODULES, RESULTS  # noqa: E402
+
+SURVIVED = {"survived", "no tests"}
+
+
+def _checkout_path(staged: str) -> Path:
+    """The checkout's file for a staged ``src/<package>/...`` path."""
+    relative = Path(staged).relative_to("src")
+    package = relative.parts[0]
+    if package == "ragloom":
+        return REPO / "core" / "src" / relative
+    for root in (REPO / "plugins").glob(f"*/src/{package}"):
+        return root.parent / relative
+    raise FileNotFoundError(staged)
+
+
+def _diff(module: str, mutant: str) -> str:
+    shown = subprocess.run([sys.executable, "-m", "mutmut", "show", mutant], cwd=BUILD / module, capture_output=True, text=True, check=True)
+    return shown.stdout
+
+
+def _apply(original: str, diff: str) -> str | None:
+    """``original`` with the mutant's hunk applied (mutmut shows a function dedented, lines counted from the def)."""
+    body = diff.split("\n@@", 1)[1].split("\n", 1)[1].splitlines()
+    before = [line[1:] for line in body if line[:1] in (" ", "-")]
+    after = [line[1:] for line in body if line[:1] in (" ", "+")]
+    for indent in ("", "    ", "        "):
+        old = "\n".join(indent + line if line else line for line in before)
+        if original.count(old) == 1:
+            return original.replace(old, "\n".join(indent + line if line else line for line in after))
+    return None
+
+
+def _tests(module: str) -> list[str]:
+    out = []
+    for test in MODULES[module][1]:
+        path = Path(test)
+        if path.parts[1].startswith("plugin_"):
+            path = Path("plugins", path.parts[1][len("plugin_") :].replace("_", "-"), "tests", *path.parts[2:])
+        out.append(str(path))
+    return out
+
+
+#: pytest options selecting a module's fast tests (the races and servers run only for mutants these miss)
+QUICK: dict[str, list[str]] = {
+    "confine": ["-k", "not race and not swap"],
+    "addresses": ["-k", "not every_ipv4_spelling and not every_ipv6_embedding"],
+}
+
+
+def _pytest(module: str, options: list[str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "--timeout=300", *options, *_tests(module)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+        check=False,
+    )
+
+
+def recheck(module: str) -> None:
+    path = RESULTS / f"{module}.json"
+    result = json.loads(path.read_text(encoding="utf-8"))
+    statuses: dict[str, str] = result["mutants"]
+    for mutant, status in sorted(statuses.items()):
+        if status not in SURVIVED:
+            continue
+        diff = _diff(module, mutant)
+        header = next(line for line in diff.splitlines() if line.startswith("--- "))
+        target = _checkout_path(header[4:].strip().removeprefix("a/"))
+        original = target.read_text(encoding="utf-8")
+
+        def restore(*_: object, target: Path = target, original: str = original) -> None:
+            target.write_text(original, encoding="utf-8")
+            raise SystemExit(1)
+
+        signal.signal(signal.SIGTERM, restore)
+        try:
+            mutated = _apply(original, diff)
+            if mutated is None:
+                print(f"{mutant}: the diff does not apply", flush=True)
+                continue
+            target.write_text(mutated, encoding="utf-8")
+            ran = _pytest(module, QUICK.get(module, []))  # the quick tests first; only a mutant they miss runs them all
+            if not ran.returncode:
+                ran = _pytest(module, [])
+        finally:
+            target.write_text(original, encoding="utf-8")
+        now = "killed (recheck)" if ran.returncode else status
+        statuses[mutant] = now
+        print(f"{mutant}: {now}", flush=True)
+        path.write_text(json.dumps(result, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    for name in sys.argv[1:]:
+        recheck(name)

@@ -1,0 +1,194 @@
+"""Mutation testing with mutmut 3, one module at a time (``nox -s mutation``; not part of CI).
+
+mutmut 3 imports the mutated code from ``mutants/src``, so each module runs in a
+staging folder of its own (``build/mutation/<module>/``) laid out the way it
+expects: every package of the checkout under ``src/`` (``core/src/ragloom`` and
+``plugins/*/src/*``), the test folders under ``tests/``, and a ``pyproject.toml``
+whose ``[tool.mutmut]`` mutates only that module's files and runs only its
+targeted tests (see :data:`MODULES`), so a module takes minutes, not hours.
+
+Usage::
+
+    python tests/mutation/run.py                    # every module, security ones first
+    python tests/mutation/run.py confine addresses  # some modules
+    python tests/mutation/run.py --report           # docs/testing.md table from the saved results
+    python tests/mutation/run.py --collect pipeline # save the results of an interrupted run
+    python tests/mutation/run.py --rerun confine    # the survivors again, against today's tests
+
+Each run saves ``tests/mutation/results/<module>.json`` (mutmut's own status of
+every mutant); ``--report`` turns them, with ``tests/mutation/equivalent.toml``
+(surviving mutants explained as equivalent), into the table in ``docs/testing.md``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results"
+BUILD = REPO / "build" / "mutation"
+
+#: module -> (files to mutate, relative to the staged ``src/``; tests to run, relative to the staged root)
+MODULES: dict[str, tuple[list[str], list[str]]] = {
+    # security-relevant (goal: 100 %)
+    "confine": (["ragloom/confine.py"], ["tests/test_confine.py", "tests/test_tools.py"]),
+    "tools": (["ragloom/tools.py"], ["tests/test_tools.py", "tests/test_confine.py"]),
+    "addresses": (["ragloom_web/addresses.py"], ["tests/plugin_web/test_web_addresses.py", "tests/plugin_web/test_web_ssrf.py"]),
+    "robots": (["ragloom_web/robots.py"], ["tests/plugin_web/test_web_robots_rules.py", "tests/plugin_web/test_web_robots.py"]),
+    # the promises (goal: >= 95 %)
+    "pipeline": (
+        ["ragloom/pipeline.py"],
+        ["tests/test_pipeline.py", "tests/test_ingest_promises.py", "tests/test_pipeline_surface.py", "tests/stores/test_memory_contract.py"],
+    ),
+    "filters": (["ragloom/filters.py"], ["tests/test_filters.py", "tests/stores/test_memory_contract.py"]),
+    "keyword": (["ragloom/keyword.py", "ragloom/analysis.py"], ["tests/retrieval/test_keyword.py", "tests/retrieval/test_analysis.py"]),
+    "chunkers": (
+        ["ragloom/chunkers/*.py"],
+        ["tests/chunkers"],
+    ),
+    "memory_store": (["ragloom/stores/memory.py"], ["tests/stores/test_memory_contract.py"]),
+    "duckdb_store": (
+        ["ragloom_duckdb/store.py", "ragloom_duckdb/session.py", "ragloom_duckdb/sqlfilter.py"],
+        ["tests/plugin_duckdb/test_duckdb_contract.py", "tests/plugin_duckdb/test_duckdb_store.py"],
+    ),
+    "pgvector_store": (
+        ["ragloom_pgvector/store.py", "ragloom_pgvector/sqlfilter.py"],
+        ["tests/plugin_pgvector/test_pgvector_contract.py", "tests/plugin_pgvector/test_pgvector_injection.py"],
+    ),
+    "fetch": (["ragloom_web/fetch.py"], ["tests/plugin_web"]),
+}
+
+
+def _stage(module: str) -> Path:
+    """A fresh staging folder for ``module``: packages under src/, tests under tests/, the mutmut config."""
+    files, tests = MODULES[module]
+    root = BUILD / module
+    if root.exists():
+        shutil.rmtree(root)
+    (root / "src").mkdir(parents=True)
+    packages = [REPO / "core" / "src" / "ragloom"] + [p for p in sorted((REPO / "plugins").glob("*/src/*")) if (p / "__init__.py").exists()]
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    for package in packages:
+        shutil.copytree(package, root / "src" / package.name, ignore=ignore)
+    _copy_tests(root)
+    for extra in ("examples", "docs"):  # fixtures some tests read (the quickstart corpus)
+        shutil.copytree(REPO / extra, root / extra, ignore=ignore)
+    quoted = ", ".join(json.dumps(f"src/{f}") for f in files)
+    selection = ", ".join(json.dumps(t) for t in tests)
+    (root / "pyproject.toml").write_text(
+        "[tool.mutmut]\n"
+        'source_paths = ["src"]\n'
+        f"only_mutate = [{quoted}]\n"
+        f"pytest_add_cli_args_test_selection = [{selection}]\n"
+        'pytest_add_cli_args = ["-p", "no:cacheprovider", "-x", "-q", "--timeout=300"]\n'
+        'also_copy = ["examples", "docs"]\n'
+        "\n[tool.pytest.ini_options]\n"
+        'pythonpath = ["tests"]\n'
+        'markers = ["slow: long", "models: torch"]\n',
+        encoding="utf-8",
+    )
+    return root
+
+
+def _copy_tests(root: Path) -> None:
+    """The checkout's tests into ``root/tests`` (plugin tests as ``tests/plugin_<name>``), without hypothesis deadlines."""
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    if (root / "tests").exists():
+        shutil.rmtree(root / "tests")
+    shutil.copytree(REPO / "tests", root / "tests", ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "mutation"))
+    for plugin_tests in sorted((REPO / "plugins").glob("*/tests")):
+        shutil.copytree(plugin_tests, root / "tests" / f"plugin_{plugin_tests.parent.name.replace('-', '_')}", ignore=ignore)
+    with (root / "tests" / "conftest.py").open("a", encoding="utf-8") as conftest:
+        # a loaded machine must not turn a slow example into a kill: no deadline, the same examples every run
+        conftest.write(
+            "\n\nfrom hypothesis import settings as _settings\n\n"
+            '_settings.register_profile("mutation", deadline=None, derandomize=True, print_blob=False)\n'
+            '_settings.load_profile("mutation")\n'
+        )
+
+
+def rerun(module: str) -> dict[str, object]:
+    """Run the surviving mutants of ``module`` again against today's tests (copied into its staging folder)."""
+    root = BUILD / module
+    previous = json.loads((RESULTS / f"{module}.json").read_text(encoding="utf-8"))["mutants"]
+    survivors = [name for name, status in previous.items() if status in ("survived", "no tests")]
+    _copy_tests(root)
+    (root / "mutants" / "mutmut-stats.json").unlink(missing_ok=True)  # new tests: map tests to functions again
+    started = time.monotonic()
+    if survivors:
+        env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+        subprocess.run([sys.executable, "-m", "mutmut", "run", "--max-children", "1", *survivors], cwd=root, env=env, check=False)
+    result = collect(module, round(time.monotonic() - started))
+    statuses: dict[str, str] = result["mutants"]  # type: ignore[assignment]
+    for name, status in previous.items():  # mutants killed before stay killed
+        if name not in survivors:
+            statuses[name] = status
+    (RESULTS / f"{module}.json").write_text(json.dumps(result, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    return result
+
+
+def run(module: str) -> dict[str, object]:
+    """Run mutmut for ``module`` in its staging folder; save and return the counts."""
+    root = _stage(module)
+    started = time.monotonic()
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    mutmut = [sys.executable, "-m", "mutmut"]
+    subprocess.run([*mutmut, "run", "--max-children", os.environ.get("MUTATION_CHILDREN", "1")], cwd=root, env=env, check=False)
+    return collect(module, round(time.monotonic() - started))
+
+
+def collect(module: str, seconds: int | None = None) -> dict[str, object]:
+    """Save the status of every mutant of ``module`` from its staging folder (also of an interrupted run:
+    the mutants it did not reach stay ``not checked``)."""
+    root = BUILD / module
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    listing = subprocess.run([sys.executable, "-m", "mutmut", "results", "--all", "true"], cwd=root, env=env, capture_output=True, text=True, check=False)
+    statuses: dict[str, str] = {}
+    for line in listing.stdout.splitlines():
+        name, _, status = line.strip().rpartition(": ")
+        if name:
+            statuses[name] = status
+    result = {"module": module, "files": MODULES[module][0], "tests": MODULES[module][1], "seconds": seconds, "mutants": statuses}
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / f"{module}.json").write_text(json.dumps(result, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    return result
+
+
+def main(argv: list[str]) -> int:
+    if argv[:1] == ["--rerun"]:
+        for module in argv[1:]:
+            rerun(module)
+        return 0
+    if argv[:1] == ["--collect"]:
+        for module in argv[1:]:
+            collect(module)
+        return 0
+    if argv[:1] == ["--report"]:
+        from report import write_report  # type: ignore[import-not-found]
+
+        write_report()
+        return 0
+    modules = argv or list(MODULES)
+    unknown = [m for m in modules if m not in MODULES]
+    if unknown:
+        print(f"unknown module(s) {unknown}; known: {', '.join(MODULES)}", file=sys.stderr)
+        return 2
+    for module in modules:
+        result = run(module)
+        counts: dict[str, int] = {}
+        for status in result["mutants"].values():  # type: ignore[union-attr]
+            counts[status] = counts.get(status, 0) + 1
+        print(f"{module}: {counts} in {result['seconds']} s", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(HERE))
+    raise SystemExit(main(sys.argv[1:]))
