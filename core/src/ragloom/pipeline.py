@@ -44,7 +44,7 @@ from ragloom.plugins import BuildContext, Registry
 from ragloom.protocols import Chunker, Embedder, LLMLike, Reranker, Retriever, Store
 from ragloom.stores.base import SourceStage, SourceState, WriteSession
 from ragloom.structuring import structure_options
-from ragloom.types import Chunk, Document, Failure, IngestResult, Result, content_hash, metadata_hash
+from ragloom.types import Chunk, Document, Failure, IngestResult, Result, content_hash, metadata_hash, with_hashes
 
 
 @attrs.frozen(kw_only=True)
@@ -558,7 +558,7 @@ class _SourceWriter:
             return
         self.written_documents.add(document.id)
         for chunk in self.pipeline.chunker.chunk(document):
-            self.pending.append(attrs.evolve(chunk, content_hash=digest, metadata_hash=meta))
+            self.pending.append(with_hashes(chunk, digest, meta))
             if len(self.pending) >= self.batch_size:
                 self.flush()
 

@@ -14,6 +14,8 @@ import attrs
 
 
 def _freeze_tags(value: Any) -> tuple[str, ...]:
+    if type(value) is tuple and (not value or all(type(v) is str for v in value)):
+        return value  # already frozen (every Chunk of a Document passes its tags on): no copy
     if value is None:
         return ()
     if isinstance(value, str):
@@ -77,6 +79,23 @@ class Chunk:
     tags: tuple[str, ...] = attrs.field(factory=tuple, converter=_freeze_tags)
     content_hash: str = ""
     metadata_hash: str = ""
+
+
+def with_hashes(chunk: Chunk, content_hash: str, metadata_hash: str) -> Chunk:
+    """A copy of ``chunk`` carrying the two hashes (``attrs.evolve`` without its per-field introspection: ingest's hot path)."""
+    return Chunk(
+        id=chunk.id,
+        document_id=chunk.document_id,
+        index=chunk.index,
+        text=chunk.text,
+        start=chunk.start,
+        end=chunk.end,
+        source=chunk.source,
+        metadata=chunk.metadata,
+        tags=chunk.tags,
+        content_hash=content_hash,
+        metadata_hash=metadata_hash,
+    )
 
 
 #: Metadata keys that locate a document inside its file (CSV row and line, JSONL line, JSON item, PDF page).
