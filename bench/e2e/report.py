@@ -66,21 +66,22 @@ def ingest_tables(rows: list[dict[str, Any]]) -> list[str]:
             documents = ok[0]["documents"] if ok else 0
             out.append(f"**Ingest: {title}, {documents:,} documents, {embedder} embedder.**")
             out.append("")
-            out.append("| framework | first ingest s | docs/s | ragloom memory ÷ this | chunks | embed s (of first) | peak RSS MB | unchanged re-ingest s (% of first, texts embedded) | one edited s (texts embedded) |")
-            out.append("| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |")
+            out.append("| framework | first ingest s (wall) | CPU s | docs/s (CPU) | ragloom memory's speed ÷ this (CPU) | chunks | embed s (of first) | peak RSS MB | unchanged re-ingest s (% of first, texts embedded) | one edited s (texts embedded) |")
+            out.append("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |")
             for r in chosen:
                 if "error" in r:
-                    out.append(f"| {label(r['spec'])} | error: {r['error'][:120]} | | | | | | | |")
+                    out.append(f"| {label(r['spec'])} | error: {r['error'][:120]} | | | | | | | | |")
                     continue
                 first = r["first"]["seconds"]
-                ratio = first / reference["first"]["seconds"] if reference else None
+                cpu = r["first"].get("cpu_seconds")
+                ratio = cpu / reference["first"]["cpu_seconds"] if reference and cpu else None
                 unchanged = r.get("unchanged")
                 edited = r.get("one_edited")
                 u_text = f"{unchanged['seconds']:.3f} ({100 * unchanged['seconds'] / first:.1f}%, {unchanged['embedded_texts']})" if unchanged else "—"
                 e_text = f"{edited['seconds']:.3f} ({edited['embedded_texts']})" if edited else "—"
-                inverse = f"{1 / ratio:.2f}×" if ratio else "—"
+                inverse = f"{ratio:.2f}×" if ratio else "—"
                 out.append(
-                    f"| {label(r['spec'])} | {fmt(first)} | {fmt(r['documents'] / first)} | {inverse} | {r['chunks']:,} | {fmt(r['first']['embed_seconds'])} | {fmt(r['peak_rss_mb'])} | {u_text} | {e_text} |"
+                    f"| {label(r['spec'])} | {fmt(first)} | {fmt(cpu)} | {fmt(r['documents'] / cpu) if cpu else '—'} | {inverse} | {r['chunks']:,} | {fmt(r['first']['embed_seconds'])} | {fmt(r['peak_rss_mb'])} | {u_text} | {e_text} |"
                 )
             out.append("")
     return out
@@ -170,11 +171,19 @@ def speed_section(report: dict[str, Any]) -> str:
         "",
         machine_line(report["machine"]),
         "",
-        "| hash embedder, all SciFact abstracts, fresh embedder (cold word cache) | documents/s |",
-        "| --- | ---: |",
-        f"| before (one word's features at a time, kept in bench/e2e/speed.py) | {fmt(h['before_docs_per_s'])} |",
-        f"| after (batched gathers + one bincount) | {fmt(h['after_docs_per_s'])} |",
-        f"| after, words already cached (a second pass) | {fmt(h['after_warm_docs_per_s'])} |",
+        "Throughputs below are per **CPU second** (`time.process_time`, best of the repeats): on the shared box most wall-clock time is spent waiting for a CPU.",
+        "",
+        "| hash embedder, all SciFact abstracts, fresh embedder (cold word cache) | documents/s (CPU) | documents/s (wall) |",
+        "| --- | ---: | ---: |",
+        f"| before (one word's features at a time, kept in bench/e2e/speed.py) | {fmt(h['before_docs_per_s'])} | {fmt(h.get('before_wall_docs_per_s'))} |",
+        f"| after (batched gathers + one bincount) | {fmt(h['after_docs_per_s'])} | {fmt(h.get('after_wall_docs_per_s'))} |",
+        f"| after, words already cached (a second pass) | {fmt(h['after_warm_docs_per_s'])} | |",
+        "",
+        f"After ÷ before: **{h['after_docs_per_s'] / h['before_docs_per_s']:.2f}×** (CPU time). Goal ≥ 5,000 documents/s where the issue measured ~2,100 before: "
+        f"{h['after_docs_per_s'] / h['before_docs_per_s']:.2f} × 2,100 ≈ {2100 * h['after_docs_per_s'] / h['before_docs_per_s']:,.0f} documents/s on that machine's scale "
+        f"({'met' if 2100 * h['after_docs_per_s'] / h['before_docs_per_s'] >= 5000 else 'missed'} by that estimate; this box's absolute figure under load is above). "
+        + (f"What bounds it: tokenising alone (`str.lower`, the `\\w+` regex, `Counter`, per-text C code) runs at {fmt(h['tokenise_only_docs_per_s'])} documents/s (CPU), "
+         f"{100 * h['after_docs_per_s'] / h['tokenise_only_docs_per_s']:.0f}% of the after figure's budget going to it." if "tokenise_only_docs_per_s" in h else ""),
         "",
         f"Same vectors: {'**yes**, bit for bit (`numpy.array_equal`)' if h['identical_vectors'] else '**NO**'} over all {h['documents']:,} documents; "
         "tests/test_hash_embedder_reference.py checks the same against the original code on generated texts.",
@@ -188,6 +197,56 @@ def speed_section(report: dict[str, Any]) -> str:
             f"{fmt(c['ragloom_spans_strings_mb_s'], 1)} | {c['ragloom_spans_strings_vs_langchain']:.2f}× | {fmt(c['ragloom_chunk_records_mb_s'], 1)} | **{c['ragloom_chunk_records_vs_langchain']:.2f}×** |"
         )
     lines.append("")
+    return "\n".join(lines)
+
+
+def _ingest_row(e2e: dict[str, Any], corpus: str, framework: str, **match: Any) -> dict[str, Any] | None:
+    for r in e2e.get("ingest", []):
+        spec = r["spec"]
+        if "error" in r or spec["corpus"] != corpus or spec["framework"] != framework or spec.get("embedder", "hash") != "hash":
+            continue
+        if all(spec.get(k) == v for k, v in match.items()):
+            return r
+    return None
+
+
+def headline(e2e: dict[str, Any] | None, speed: dict[str, Any] | None) -> str:
+    """The README's few sentences: ratios only, each with its machine and date, linking the page."""
+    lines = []
+    if e2e:
+        m = e2e["machine"]
+        ours = _ingest_row(e2e, "scifact", "ragloom", store="memory")
+        peers = [
+            ("LlamaIndex (+ its BM25)", _ingest_row(e2e, "scifact", "llamaindex", keyword=True)),
+            ("LangChain (+ its BM25)", _ingest_row(e2e, "scifact", "langchain", keyword=True, record_manager=False)),
+            ("LlamaIndex (vectors only)", _ingest_row(e2e, "scifact", "llamaindex", keyword=False)),
+            ("LangChain (vectors only)", _ingest_row(e2e, "scifact", "langchain", keyword=False, record_manager=False)),
+        ]
+        if ours:
+            ratios = ", ".join(f"{r['first']['cpu_seconds'] / ours['first']['cpu_seconds']:.1f}× {name}" for name, r in peers if r)
+            lines.append(
+                f"- End-to-end ingest of BEIR SciFact with the same embedder (ragloom's memory store, which always builds its BM25 index too), "
+                f"per CPU second: {ratios}."
+            )
+            unchanged = ours.get("unchanged")
+            if unchanged:
+                lines.append(
+                    f"- Unchanged re-ingest: {100 * unchanged['seconds'] / ours['first']['seconds']:.1f}% of the first ingest's time, {unchanged['embedded_texts']} texts embedded."
+                )
+        lines.append(
+            f"  Measured {m['date']} on a shared {m['cores']}-core {m['cpu']} (BLAS {m['blas']}) at load average {m['load_average'][0]:.0f}"
+            f"{' in quick mode' if e2e.get('quick') else ''}."
+        )
+    if speed:
+        h, m = speed["hash_embedder"], speed["machine"]
+        chunking = "; ".join(
+            f"{c['corpus']}: `.chunk()` {c['ragloom_chunk_records_vs_langchain']:.2f}×, `spans()` {c['ragloom_spans_strings_vs_langchain']:.2f}×" for c in speed["chunking"]
+        )
+        lines.append(f"- `hash` embedder: {h['after_docs_per_s'] / h['before_docs_per_s']:.1f}× its previous speed, identical vectors.")
+        lines.append(f"- Recursive chunking 1000/200 beside LangChain's `split_text` — {chunking}.")
+        lines.append(f"  Measured {m['date']} on the same box at load average {m['load_average'][0]:.0f} (CPU time).")
+    lines.append("")
+    lines.append("Ratios, not absolute figures, carry over between machines; the full tables, what each side builds and the goals missed are in [docs/benchmarks.md](docs/benchmarks.md#end-to-end-beside-llamaindex-and-langchain).")
     return "\n".join(lines)
 
 
@@ -212,6 +271,12 @@ def main() -> int:
         page = replace_section(page, "e2e", e2e_section(json.loads(e2e.read_text())), "## End to end beside LlamaIndex and LangChain")
         wrote.append("e2e")
     PAGE.write_text(page, encoding="utf-8")
+    readme = ROOT / "README.md"
+    if speed.exists() or e2e.exists():
+        text = readme.read_text(encoding="utf-8")
+        body = headline(json.loads(e2e.read_text()) if e2e.exists() else None, json.loads(speed.read_text()) if speed.exists() else None)
+        readme.write_text(replace_section(text, "headline", body, "## Speed, measured"), encoding="utf-8")
+        wrote.append("README headline")
     print(f"regenerated {', '.join(wrote) or 'nothing'} in {PAGE}")
     return 0
 

@@ -52,7 +52,7 @@ def spans_to_chunks(
     """
     text, doc_id, source, tags, base = document.text, document.id, document.source, document.tags, document.metadata
     extras = list(extra_metadata) if extra_metadata is not None else None
-    chunks = []
+    chunks: list[Chunk] = []
     append = chunks.append
     for index, (start, end) in enumerate(spans):
         if extras is not None:

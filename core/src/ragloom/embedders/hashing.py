@@ -159,9 +159,9 @@ class HashEmbedder:
         findall = _WORD.findall
         counters = [Counter(findall(text.lower())) for text in texts]
         if stop:
-            for counts in counters:  # dropping keys keeps the others in first-occurrence order
-                for word in stop.intersection(counts):
-                    del counts[word]
+            for counter in counters:  # dropping keys keeps the others in first-occurrence order
+                for word in stop.intersection(counter):
+                    del counter[word]
         if len(self._ids) > self._MAX_WORDS:
             self._reset_cache()
         ids = self._ids
