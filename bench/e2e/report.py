@@ -155,6 +155,8 @@ def e2e_section(report: dict[str, Any]) -> str:
         machine_line(report["machine"], report.get("finished")) + (f" Load at the end: {report['load_after']:.1f}." if "load_after" in report else ""),
         "",
     ]
+    speed_file = RESULTS / "speed.json"
+    lines += ["**Goals of issue #16** (ratios from this run's JSON):", "", goals(report, json.loads(speed_file.read_text()) if speed_file.exists() else None)]
     if report.get("ingest"):
         lines += ingest_tables(report["ingest"])
     if report.get("query"):
@@ -250,6 +252,76 @@ def headline(e2e: dict[str, Any] | None, speed: dict[str, Any] | None) -> str:
     return "\n".join(lines)
 
 
+def _ratio_text(value: float, goal: float, higher_is_better: bool = True) -> str:
+    met = value >= goal if higher_is_better else value <= goal
+    if met:
+        return "**met**"
+    short = (goal / value if higher_is_better else value / goal) if value else float("inf")
+    return f"**missed** ({short:.2f}× short of the goal)"
+
+
+def goals(e2e: dict[str, Any], speed: dict[str, Any] | None) -> str:
+    """One row per goal of issue #16: what was measured in these results and whether it is met."""
+    rows = ["| goal | measured | verdict |", "| --- | --- | --- |"]
+    for corpus in ("scifact", "markdown"):
+        ours = _ingest_row(e2e, corpus, "ragloom", store="memory")
+        if not ours:
+            continue
+        for name, peer in (
+            ("LlamaIndex + BM25", _ingest_row(e2e, corpus, "llamaindex", keyword=True)),
+            ("LangChain + BM25", _ingest_row(e2e, corpus, "langchain", keyword=True, record_manager=False)),
+            ("LlamaIndex vectors only", _ingest_row(e2e, corpus, "llamaindex", keyword=False)),
+            ("LangChain vectors only", _ingest_row(e2e, corpus, "langchain", keyword=False, record_manager=False)),
+        ):
+            if peer:
+                ratio = peer["first"]["cpu_seconds"] / ours["first"]["cpu_seconds"]
+                rows.append(f"| ingest ≥ 3× {name} ({corpus}, hash, CPU time) | {ratio:.2f}× | {_ratio_text(ratio, 3.0)} |")
+    for corpus in ("scifact", "markdown"):
+        for store in ("memory", "duckdb"):
+            r = _ingest_row(e2e, corpus, "ragloom", store=store)
+            if not r or "unchanged" not in r:
+                continue
+            share = r["unchanged"]["seconds"] / r["first"]["seconds"]
+            rows.append(f"| unchanged re-ingest ≤ 5% of first ({corpus}, {store}) | {100 * share:.1f}%, {r['unchanged']['embedded_texts']} embedded | {_ratio_text(share, 0.05, False)} |")
+            edited = r["one_edited"]["seconds"] / r["unchanged"]["seconds"]
+            rows.append(f"| one edited ≤ 2× unchanged, one document re-embedded ({corpus}, {store}) | {edited:.2f}×, {r['one_edited']['embedded_texts']} chunk(s) embedded | {_ratio_text(edited, 2.0, False)} |")
+            for name, peer in (("LlamaIndex docstore", _ingest_row(e2e, corpus, "llamaindex", keyword=False)), ("LangChain index()", _ingest_row(e2e, corpus, "langchain", record_manager=True))):
+                if peer and "unchanged" in peer:
+                    ratio = peer["unchanged"]["seconds"] / r["unchanged"]["seconds"]
+                    rows.append(f"| unchanged re-ingest faster than {name} ({corpus}, {store}) | {ratio:.2f}× ({r['unchanged']['seconds']:.2f} s vs {peer['unchanged']['seconds']:.2f} s) | {_ratio_text(ratio, 1.0)} |")
+    for r in e2e.get("query", []):
+        spec = r["spec"]
+        if "error" in r or spec["framework"] != "ragloom" or spec.get("embedder", "hash") != "hash":
+            continue
+        search = r["vector_search"]["p50_ms"] + r.get("keyword_search", {}).get("p50_ms", 0.0)
+        rest = r["total"]["p50_ms"] - r["embed"]["p50_ms"] - search
+        rows.append(f"| p50 ≤ embed + search + 1 ms ({spec['chunks']:,} chunks, {spec['store']}, {spec['retriever']}) | rest {rest:.2f} ms | {_ratio_text(rest, 1.0, False)} |")
+    numpy_by_size = {r["spec"]["chunks"]: r["numpy_scan"]["p50_ms"] for r in e2e.get("query", []) if "numpy_scan" in r}
+    for r in e2e.get("query", []):
+        spec = r["spec"]
+        if "error" in r or spec["framework"] != "ragloom" or spec["retriever"] != "similarity" or spec["chunks"] not in numpy_by_size:
+            continue
+        ratio = r["vector_search"]["p50_ms"] / numpy_by_size[spec["chunks"]]
+        rows.append(f"| exact search ≤ 1.2× a numpy scan ({spec['chunks']:,} chunks, {spec['store']}) | {ratio:.2f}× | {_ratio_text(ratio, 1.2, False)} |")
+    bounded = [r for r in e2e.get("bounded", []) if "error" not in r]
+    if bounded:
+        peaks = ", ".join(f"{r['peak_rss_mb']:.0f} MB at {r['spec']['bytes'] / 1e6:,.0f} MB" for r in bounded)
+        worst = max(r["peak_rss_mb"] for r in bounded)
+        growth = bounded[-1]["peak_rss_mb"] / bounded[0]["peak_rss_mb"]
+        sizes_note = "" if max(r["spec"]["bytes"] for r in bounded) >= 0.9e9 else " — **not the 1 GB corpus**: these sizes are the quick mode's"
+        rows.append(f"| peak RSS ≤ 1.5 GB, the same at both sizes{sizes_note} | {peaks} (×{growth:.2f} for ×{bounded[-1]['spec']['bytes'] / bounded[0]['spec']['bytes']:.1f} the data) | {'**met**' if worst <= 1536 and growth <= 1.15 else '**missed**'} at these sizes |")
+    if speed:
+        h = speed["hash_embedder"]
+        estimate = 2100 * h["after_docs_per_s"] / h["before_docs_per_s"]
+        rows.append(f"| hash embedder ≥ 5,000 SciFact docs/s (issue's machine: ~2,100 before) | {h['after_docs_per_s'] / h['before_docs_per_s']:.2f}× before (CPU) → ≈ {estimate:,.0f} on that scale; {h['after_docs_per_s']:,.0f}/s CPU here | {_ratio_text(estimate, 5000)} (estimate) |")
+        for c in speed["chunking"]:
+            rows.append(f"| `.chunk()` ≥ 1.5× LangChain `split_text` ({c['corpus']}) | {c['ragloom_chunk_records_vs_langchain']:.2f}× | {_ratio_text(c['ragloom_chunk_records_vs_langchain'], 1.5)} |")
+    minilm = [r for r in e2e.get("ingest", []) + e2e.get("query", []) if r["spec"].get("embedder") == "minilm"]
+    if not minilm:
+        rows.append("| MiniLM: ingest within 10% of the embedder's own throughput; MiniLM query rows | not measured in this run (needs `--minilm-python`, a venv with torch==2.13.0) | **not measured** |")
+    return "\n".join(rows) + "\n"
+
+
 def replace_section(page: str, name: str, body: str, heading: str) -> str:
     begin, end = f"<!-- {name}:begin (generated by bench/e2e/report.py from bench/results; do not edit) -->", f"<!-- {name}:end -->"
     pattern = re.compile(re.escape(begin.split(" (")[0]) + r".*?" + re.escape(end), re.S)
@@ -257,6 +329,24 @@ def replace_section(page: str, name: str, body: str, heading: str) -> str:
     if pattern.search(page):
         return pattern.sub(lambda _m: block, page)
     return page.rstrip("\n") + f"\n\n{heading}\n\n{block}\n"
+
+
+def merge_parts(target: Path) -> None:
+    """Fold ``e2e-<part>.json`` files (parts run as separate processes, e.g. ``--only query``) into ``e2e.json``."""
+    parts = sorted(RESULTS.glob("e2e-*.json"))
+    if not parts:
+        return
+    merged = json.loads(target.read_text()) if target.exists() else {}
+    for part in parts:
+        data = json.loads(part.read_text())
+        for key in ("ingest", "query", "bounded"):
+            if data.get(key):
+                merged[key] = data[key]
+        merged.setdefault("machine", data["machine"])
+        merged.setdefault("quick", data.get("quick"))
+        merged.setdefault("parts", []).append({"file": part.name, "started": data.get("started"), "finished": data.get("finished"), "load_average": data["machine"]["load_average"]})
+        part.unlink()
+    target.write_text(json.dumps(merged, indent=1))
 
 
 def main() -> int:
@@ -267,6 +357,7 @@ def main() -> int:
         page = replace_section(page, "speed", speed_section(json.loads(speed.read_text())), "## Hash embedder and chunking on two corpora")
         wrote.append("speed")
     e2e = RESULTS / "e2e.json"
+    merge_parts(e2e)
     if e2e.exists():
         page = replace_section(page, "e2e", e2e_section(json.loads(e2e.read_text())), "## End to end beside LlamaIndex and LangChain")
         wrote.append("e2e")
