@@ -83,9 +83,10 @@ class Ragloom:
         self.pipeline = builder.retriever(retriever).build()
 
     def ingest_pairs(self, pairs: Sequence[tuple[str, str]]) -> None:
+        """One source (the corpus file) holding every record, as ``ragloom ingest corpus.jsonl`` or ``ragloom eval`` would."""
         from ragloom import Document
 
-        self.pipeline.ingest_documents([Document(id=i, text=t, source=f"scifact/{i}") for i, t in pairs])
+        self.pipeline.ingest_documents([Document(id=i, text=t, source="scifact/corpus.jsonl") for i, t in pairs])
 
     def ingest_directory(self, root: Path) -> None:
         self.pipeline.ingest(root)

@@ -1,7 +1,7 @@
 """End to end beside LlamaIndex and LangChain: ingest, unchanged re-ingest, query latency, bounded memory.
 
     python bench/e2e/run.py            # the full run (10,000 files, 5k and 100k chunks, 0.5 and 1 GB)
-    python bench/e2e/run.py --quick    # minutes: 1,000 files, 5k chunks, 30 and 60 MB
+    python bench/e2e/run.py --quick    # minutes: 500 files, 5k chunks, 30 and 60 MB
 
 Every measurement runs in its own subprocess (``tasks.py``), one framework at a
 time, so peak RSS is that framework's alone. The same wrapped embedder
@@ -45,7 +45,13 @@ def run_task(spec: dict[str, Any], python: str, timeout: float) -> dict[str, Any
     result["spec"] = spec
     result["wall_s"] = time.perf_counter() - began
     print(f"  {json.dumps(spec)} -> {summary(result)}", flush=True)
+    if PARTIAL is not None:  # every finished measurement is on disk at once, even if the run is stopped later
+        with PARTIAL.open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps(result) + "\n")
     return result
+
+
+PARTIAL: Path | None = None
 
 
 def summary(result: dict[str, Any]) -> str:
@@ -82,7 +88,10 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=1800)
     args = parser.parse_args()
     parts = set(args.only.split(","))
-    files = args.files or (1000 if args.quick else 10_000)
+    global PARTIAL
+    PARTIAL = args.out.with_suffix(".partial.jsonl")
+    PARTIAL.unlink(missing_ok=True)
+    files = args.files or (500 if args.quick else 10_000)
     python = sys.executable
     report: dict[str, Any] = {"benchmark": "e2e", "quick": args.quick, "machine": machine(), "started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
     print(f"machine: {report['machine']}", flush=True)
