@@ -147,17 +147,35 @@ def query(spec: dict[str, Any]) -> dict[str, Any]:
             for q in queries[:5]:  # warm: lazy index builds, caches
                 pipeline.query(q, top_k=10)
             vectors = [embedder.embed_query(q) for q in queries]
-            out["total"] = percentiles(sample(lambda q: pipeline.query(q, top_k=10), queries))
-            out["embed"] = percentiles(sample(embedder.embed_query, queries))
             depth = 10 if retriever == "similarity" else 100  # hybrid asks each member for 100 candidates
-            search_times = []
-            for v in vectors:
+            # interleaved per query, so all parts see the same moment's load: the whole query, the embedder, the store's searches
+            totals, embeds, searches, keywords, rests = [], [], [], [], []
+            for q, v in zip(queries, vectors, strict=True):
+                began = time.perf_counter()
+                pipeline.query(q, top_k=10)
+                total = time.perf_counter() - began
+                began = time.perf_counter()
+                embedder.embed_query(q)
+                embed = time.perf_counter() - began
                 began = time.perf_counter()
                 store.search(namespace, v, top_k=depth)
-                search_times.append(time.perf_counter() - began)
-            out["vector_search"] = percentiles(search_times)
-            if retriever == "hybrid":
-                out["keyword_search"] = percentiles(sample(lambda q: store.keyword_search(namespace, q, top_k=depth), queries))
+                search = time.perf_counter() - began
+                keyword = 0.0
+                if retriever == "hybrid":
+                    began = time.perf_counter()
+                    store.keyword_search(namespace, q, top_k=depth)
+                    keyword = time.perf_counter() - began
+                    keywords.append(keyword)
+                totals.append(total)
+                embeds.append(embed)
+                searches.append(search)
+                rests.append(total - embed - search - keyword)
+            out["total"] = percentiles(totals)
+            out["embed"] = percentiles(embeds)
+            out["vector_search"] = percentiles(searches)
+            out["rest"] = percentiles(rests)
+            if keywords:
+                out["keyword_search"] = percentiles(keywords)
             if spec["store"] == "memory" and retriever == "similarity":
                 matrix = np.ascontiguousarray(store._vectors[: store._size])
                 out["numpy_scan"] = percentiles(sample(lambda v: np.argpartition(-(matrix @ v), 10)[:10], vectors))  # type: ignore[arg-type]
