@@ -166,8 +166,11 @@ def e2e_section(report: dict[str, Any]) -> str:
         machine_line(report["machine"], report.get("finished")) + (f" Load at the end: {report['load_after']:.1f}." if "load_after" in report else ""),
         "",
     ]
-    if report.get("incomplete"):
-        lines += [f"**Incomplete run**: the {', '.join(report['incomplete'])} part(s) were stopped before their end; only the rows below were measured.", ""]
+    partial = {spec for spec in report.get("partial_rows", [])}
+    kept = [r for key in ("ingest", "query", "bounded") for r in report.get(key, []) if json.dumps(r["spec"], sort_keys=True) in partial]
+    if kept:
+        lines += [f"{len(kept)} row(s) come from a run stopped before its end (its finished measurements are kept). The parts ran as separate processes, partly at the same time: "
+                  + "; ".join(f"{p['file']} {p['started']}–{p['finished']}" for p in report.get("parts", [])) + ".", ""]
     speed_file = RESULTS / "speed.json"
     lines += ["**Goals of issue #16** (ratios from this run's JSON):", "", goals(report, json.loads(speed_file.read_text()) if speed_file.exists() else None)]
     if report.get("ingest"):
@@ -230,6 +233,22 @@ def headline(e2e: dict[str, Any] | None, speed: dict[str, Any] | None) -> str:
     lines = []
     if e2e:
         m = e2e["machine"]
+        md = _ingest_row(e2e, "markdown", "ragloom", store="memory")
+        md_peers = [("LlamaIndex", _ingest_row(e2e, "markdown", "llamaindex", keyword=False)), ("LangChain", _ingest_row(e2e, "markdown", "langchain", keyword=False, record_manager=False))]
+        if md:
+            lines.append(
+                "- Ingest of a directory of small Markdown files, vectors-only peers, per CPU second: "
+                + ", ".join(f"{r['first']['cpu_seconds'] / md['first']['cpu_seconds']:.2f}× {name}" for name, r in md_peers if r)
+                + " (below 1×: the peer is faster)."
+            )
+        shares = []
+        for corpus in ("scifact", "markdown"):
+            for store in ("memory", "duckdb"):
+                r = _ingest_row(e2e, corpus, "ragloom", store=store)
+                if r and "unchanged" in r:
+                    shares.append(f"{corpus}/{store} {100 * r['unchanged']['seconds'] / r['first']['seconds']:.1f}%")
+        if shares:
+            lines.append(f"- Unchanged re-ingest as a share of the first ingest (goal ≤ 5%): {', '.join(shares)}; nothing re-embedded.")
         ours = _ingest_row(e2e, "scifact", "ragloom", store="memory")
         peers = [
             ("LlamaIndex (+ its BM25)", _ingest_row(e2e, "scifact", "llamaindex", keyword=True)),
@@ -243,11 +262,6 @@ def headline(e2e: dict[str, Any] | None, speed: dict[str, Any] | None) -> str:
                 f"- End-to-end ingest of BEIR SciFact with the same embedder (ragloom's memory store, which always builds its BM25 index too), "
                 f"per CPU second: {ratios}."
             )
-            unchanged = ours.get("unchanged")
-            if unchanged:
-                lines.append(
-                    f"- Unchanged re-ingest: {100 * unchanged['seconds'] / ours['first']['seconds']:.1f}% of the first ingest's time, {unchanged['embedded_texts']} texts embedded."
-                )
         lines.append(
             f"  Measured {m['date']} on a shared {m['cores']}-core {m['cpu']} (BLAS {m['blas']}) at load average {m['load_average'][0]:.0f}"
             f"{' in quick mode' if e2e.get('quick') else ''}."
@@ -355,8 +369,14 @@ def merge_parts(target: Path) -> None:
     partials = [p for p in sorted(RESULTS.glob("e2e*.partial.jsonl")) if p.name.replace(".partial.jsonl", ".json") not in {q.name for q in parts}]
     if not parts and not partials:
         return
-    merged = json.loads(target.read_text()) if target.exists() else {}
+    merged: dict[str, Any] = {}  # the parts are the source of truth: e2e.json is rebuilt from them
     rows: dict[str, list[dict[str, Any]]] = {}
+    for partial in partials:  # first, so a finished part's row of the same measurement wins
+        for line in partial.read_text().splitlines():
+            if line.strip():
+                row = json.loads(line)
+                rows.setdefault(row["spec"]["task"], []).append(row)
+                merged.setdefault("partial_rows", []).append(json.dumps(row["spec"], sort_keys=True))
     for part in parts:
         data = json.loads(part.read_text())
         for key in ("ingest", "query", "bounded"):
@@ -364,19 +384,14 @@ def merge_parts(target: Path) -> None:
         merged.setdefault("machine", data["machine"])
         merged.setdefault("quick", data.get("quick"))
         merged.setdefault("parts", []).append({"file": part.name, "started": data.get("started"), "finished": data.get("finished"), "load_average": data["machine"]["load_average"]})
-    for partial in partials:
-        for line in partial.read_text().splitlines():
-            if line.strip():
-                row = json.loads(line)
-                rows.setdefault(row["spec"]["task"], []).append(row)
-                if row["spec"]["task"] not in merged.setdefault("incomplete", []):
-                    merged["incomplete"].append(row["spec"]["task"])
     if "machine" not in merged:
         sys.path.insert(0, str(Path(__file__).resolve().parent))
         from machine import machine
 
         merged["machine"] = machine()
         merged["quick"] = True
+    in_parts = {json.dumps(r["spec"], sort_keys=True) for part in parts for key in ("ingest", "query", "bounded") for r in json.loads(part.read_text()).get(key) or []}
+    merged["partial_rows"] = [spec for spec in merged.get("partial_rows", []) if spec not in in_parts]
     for key, found in rows.items():
         latest = {json.dumps(r["spec"], sort_keys=True): r for r in found}  # one row per measurement: the last one taken
         if latest:
