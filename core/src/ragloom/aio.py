@@ -3,7 +3,7 @@
 Blocking work (chunking, numpy, DuckDB, torch) runs in worker threads, so the
 event loop stays free. While it runs, the worker's context remembers the
 event loop it came from (:data:`_LOOP`): an HTTP-backed component called in
-that worker (OpenAI-compatible embedder and LLM, Cohere) sends its request
+that worker (OpenAI-compatible embedder and LLM, Cohere, the web loader) sends its request
 with its ``httpx.AsyncClient`` on that loop (:func:`bridge`) instead of its
 blocking client, so requests of concurrent queries share one async
 connection pool. Outside the async path nothing changes.
@@ -102,22 +102,19 @@ async def aingest(
     loader: str | None = None,
     tags: Iterable[str] = (),
     progress: ProgressCallback | None = None,
+    chunker: Any = None,
 ) -> IngestResult:
-    """:meth:`Pipeline.ingest` in a worker thread (its HTTP calls on this loop)."""
-    return await run_blocking(pipeline.ingest, source, loader=loader, tags=tuple(tags), progress=progress)
+    """:meth:`Pipeline.ingest` in a worker thread (its HTTP calls on this loop), with the same per-call ``chunker``."""
+    return await run_blocking(pipeline.ingest, source, loader=loader, tags=tuple(tags), progress=progress, chunker=chunker)
 
 
-async def aquery(
-    pipeline: Pipeline,
-    text: str,
-    *,
-    top_k: int | None = None,
-    threshold: float | None = None,
-    filter: Any = None,
-    top_n: int | None = None,
-) -> list[Result]:
-    """:meth:`Pipeline.query` in a worker thread (its HTTP calls on this loop)."""
-    return await run_blocking(pipeline.query, text, top_k=top_k, threshold=threshold, filter=filter, top_n=top_n)
+async def aquery(pipeline: Pipeline, text: str, **options: Any) -> list[Result]:
+    """:meth:`Pipeline.query` in a worker thread (its HTTP calls on this loop), with the same options.
+
+    ``top_k``, ``threshold``, ``filter``, ``top_n``, ``candidates``, ``options`` and the
+    retriever's own per-query options (``lambda_mult=``, ``weights=`` ...) pass through unchanged.
+    """
+    return await run_blocking(pipeline.query, text, **options)
 
 
 async def aremove_source(pipeline: Pipeline, source: str | os.PathLike[str]) -> int:
@@ -137,7 +134,7 @@ async def asources(pipeline: Pipeline) -> list[str]:
 
 async def aclose(pipeline: Pipeline) -> None:
     """Close the async HTTP clients of this loop, then the store (in a worker thread)."""
-    for component in (pipeline.embedder, pipeline.reranker, pipeline.llm, pipeline.retriever):
+    for component in (pipeline.loaders, pipeline.embedder, pipeline.reranker, pipeline.llm, pipeline.retriever):
         closer: Callable[[], Awaitable[None]] | None = getattr(component, "aclose", None)
         if closer is not None:
             await closer()

@@ -64,6 +64,10 @@ class Document:
         )
 
 
+#: The ``source_type`` of ingested content: the only kind of row retrieval sees.
+DOCUMENT_SOURCE_TYPE = "document"
+
+
 @attrs.frozen(kw_only=True)
 class Chunk:
     """A span of a document: ``document.text[start:end] == text``."""
@@ -79,6 +83,10 @@ class Chunk:
     tags: tuple[str, ...] = attrs.field(factory=tuple, converter=_freeze_tags)
     content_hash: str = ""
     metadata_hash: str = ""
+    #: what kind of row this is: ``"document"`` for ingested content; stores scope every
+    #: read to ``"document"`` rows, so other rows an application writes into the same
+    #: table (agent memory, say) never come back as results. Not part of either hash.
+    source_type: str = DOCUMENT_SOURCE_TYPE
 
 
 def with_hashes(chunk: Chunk, content_hash: str, metadata_hash: str) -> Chunk:
@@ -95,6 +103,7 @@ def with_hashes(chunk: Chunk, content_hash: str, metadata_hash: str) -> Chunk:
         tags=chunk.tags,
         content_hash=content_hash,
         metadata_hash=metadata_hash,
+        source_type=chunk.source_type,
     )
 
 
