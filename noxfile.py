@@ -115,14 +115,17 @@ def docs(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def bench(session: nox.Session) -> None:
-    """Benchmarks beside the competitor libraries (results in docs/benchmarks/)."""
+    """Every benchmark beside the competitor libraries; raw results in bench/results/, generated docs sections and charts.
+
+    ``nox -s bench -- --quick`` runs small sizes (minutes); see bench/all.py.
+    """
     from pathlib import Path
 
+    session.install(TORCH)  # first and pinned: sentence-transformers would otherwise pull a multi-GB CUDA build
     session.install(*_editable(["core", *_existing(PLUGINS)]))
     for requirements in sorted(Path("bench").glob("*/requirements.txt")):
         session.install("-r", str(requirements))
-    for script in sorted(Path("bench").glob("*/run.py")):
-        session.run("python", str(script), *session.posargs)
+    session.run("python", "bench/all.py", *session.posargs)
 
 
 @nox.session(python=PYTHON)

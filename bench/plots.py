@@ -59,7 +59,29 @@ def bars(rows: list[dict[str, str]], label: str, value: str, title: str, out: Pa
     print("wrote", out)
 
 
+def e2e_chart(results: Path = Path(__file__).resolve().parent / "results" / "e2e.json") -> None:
+    """End-to-end ingest documents/s per framework on SciFact, from bench/results/e2e.json (bench/e2e/run.py)."""
+    import json
+    import sys
+
+    if not results.exists():
+        return
+    sys.path.insert(0, str(results.parents[1] / "e2e"))
+    from report import label
+
+    report = json.loads(results.read_text(encoding="utf-8"))
+    rows = [
+        {"framework": label(r["spec"]), "documents/s": f"{r['documents'] / r['first']['seconds']:.1f}"}
+        for r in report.get("ingest", [])
+        if "error" not in r and r["spec"]["corpus"] == "scifact" and r["spec"].get("embedder", "hash") == "hash"
+    ]
+    if rows:
+        title = f"SciFact end-to-end ingest, hash embedder, documents/s (higher is better; {report['machine']['date']})"
+        bars(rows, "framework", "documents/s", title, DOCS / "e2e.png")
+
+
 def main() -> None:
+    e2e_chart()
     chunking = tables(DOCS / "chunking.md")[0]
     bars(chunking, "library (configuration)", "MB/s", "Chunking, 21.8 MB, size 1000 / overlap 200: MB/s (higher is better)", DOCS / "chunking.png")
     retrieval = tables(DOCS / "retrieval.md")[0]

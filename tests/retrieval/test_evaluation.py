@@ -92,6 +92,22 @@ def test_evaluate_per_retriever_with_chunked_documents() -> None:
     assert all(0.0 <= v <= 1.0 for scores in report["retrievers"].values() for k, v in scores.items() if "@" in k)
     text = format_report(report)
     assert "nDCG@10" in text and "Recall@100" in text and "MRR@10" in text and "hybrid" in text
+    # latency percentiles beside queries/s, and the fetch depth that queries/s is measured at
+    assert report["fetch"] >= 100  # recall@100 over chunked documents asks for more than 100 chunks
+    for scores in report["retrievers"].values():
+        assert 0 < scores["latency_p50_ms"] <= scores["latency_p95_ms"] <= scores["latency_max_ms"]
+    assert "p50 ms" in text and "p95 ms" in text and f"each query fetches {report['fetch']} chunks" in text
+
+
+def test_latency_percentiles_interpolate_like_numpy() -> None:
+    from ragloom.evaluation import latency_percentiles
+
+    assert latency_percentiles([]) == {"latency_p50_ms": 0.0, "latency_p95_ms": 0.0, "latency_max_ms": 0.0}
+    values = [0.001 * v for v in (5, 1, 4, 2, 3, 100)]
+    got = latency_percentiles(values)
+    assert got["latency_p50_ms"] == 3.5  # between 3 and 4 ms
+    assert got["latency_p95_ms"] == 76.25  # position 4.75 of 0..5: 5 ms + 0.75 * (100 - 5) ms
+    assert got["latency_max_ms"] == 100.0
 
 
 def test_eval_command_json_and_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:

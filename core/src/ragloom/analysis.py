@@ -24,6 +24,7 @@ import re
 import threading
 import unicodedata
 from collections.abc import Iterable, Sequence
+from itertools import filterfalse
 from typing import Literal
 
 import attrs
@@ -128,11 +129,10 @@ class Analyzer:
         stems = self._stems
         unknown = [w for w in set(words) if w not in stems]
         if unknown:
-            for word, stem in zip(unknown, self._stemmer().stemWords(unknown), strict=True):
-                stems[word] = stem
-            if len(stems) > 500_000:  # bound memory on endless vocabularies
+            stems.update(zip(unknown, self._stemmer().stemWords(unknown), strict=True))
+            if len(stems) > 500_000:  # bound memory on endless vocabularies (this call still reads the full dict)
                 self._stems = {}
-        return [stems.get(w) or self._stemmer().stemWord(w) for w in words]
+        return list(map(stems.__getitem__, words))  # every word is in ``stems`` now: a C loop
 
     def tokens(self, text: str) -> list[str]:
         """The terms of ``text``, in order, repeats kept."""
@@ -144,8 +144,7 @@ class Analyzer:
             text = text.lower()
         words = self._split(text)
         if self.stopwords:
-            stop = self.stopwords
-            words = [w for w in words if w not in stop]
+            words = list(filterfalse(self.stopwords.__contains__, words))
         if c.stemmer is not None and words:
             words = self._stem_all(words)
         return words

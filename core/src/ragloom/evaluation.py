@@ -288,6 +288,25 @@ def _retriever(pipeline: Pipeline, name: str | None) -> tuple[str, Retriever]:
     return name, context.build("retriever", name, {}, path=f"--retriever {name}")
 
 
+def latency_percentiles(seconds: Sequence[float]) -> dict[str, float]:
+    """``latency_p50_ms``, ``latency_p95_ms`` and ``latency_max_ms`` of per-query wall times (zeros for none)."""
+    if not seconds:
+        return {"latency_p50_ms": 0.0, "latency_p95_ms": 0.0, "latency_max_ms": 0.0}
+    ordered = sorted(seconds)
+
+    def at(fraction: float) -> float:  # linear interpolation, as numpy.percentile's default
+        position = fraction * (len(ordered) - 1)
+        low = math.floor(position)
+        high = min(low + 1, len(ordered) - 1)
+        return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+    return {
+        "latency_p50_ms": round(at(0.50) * 1000, 3),
+        "latency_p95_ms": round(at(0.95) * 1000, 3),
+        "latency_max_ms": round(ordered[-1] * 1000, 3),
+    }
+
+
 def evaluate(
     pipeline_or_config: Any,
     dataset_dir: str | os.PathLike[str],
@@ -329,6 +348,7 @@ def evaluate(
             "documents": documents,
             "chunks": chunks,
             "ingest_seconds": round(ingest_seconds, 3),
+            "fetch": fetch,
             "retrievers": {},
         }
         every_query: dict[str, dict[str, dict[str, float]]] = {}
@@ -336,16 +356,20 @@ def evaluate(
         for requested in requested_names:
             name, retriever = _retriever(pipeline, requested)
             rankings: dict[str, list[str]] = {}
+            latencies: list[float] = []
             started = time.perf_counter()
             for qid, text in dataset.queries.items():
+                began = time.perf_counter()
                 results = retriever.retrieve(text, top_k=fetch) if text.strip() else []
                 if pipeline.reranker is not None and results:
                     results = pipeline.reranker.rerank(text, results, len(results))
+                latencies.append(time.perf_counter() - began)
                 rankings[qid] = documents_ranking(results)
             seconds = time.perf_counter() - started
             every_query[name] = score_per_query(rankings, dataset.qrels, metrics)
             scores: dict[str, float] = mean_scores(every_query[name], metrics)
             scores["queries_per_second"] = round(len(dataset.queries) / seconds, 1) if seconds > 0 else 0.0
+            scores.update(latency_percentiles(latencies))
             report["retrievers"][name] = scores
         if len(every_query) > 1:
             report["oracle"] = mean_scores(oracle(every_query, metrics), metrics)
@@ -363,19 +387,26 @@ def evaluate(
 
 def format_report(report: Mapping[str, Any], metrics: Sequence[str] = DEFAULT_METRICS) -> str:
     """A plain-text table of an :func:`evaluate` report."""
-    headers = ["retriever", *(f"{_METRIC_NAMES[parse_metric(m)[0]]}@{parse_metric(m)[1]}" for m in metrics), "queries/s"]
+    headers = ["retriever", *(f"{_METRIC_NAMES[parse_metric(m)[0]]}@{parse_metric(m)[1]}" for m in metrics), "queries/s", "p50 ms", "p95 ms"]
     rows = [
-        [name, *(f"{scores[m]:.4f}" for m in metrics), f"{scores['queries_per_second']:.0f}"]
+        [
+            name,
+            *(f"{scores[m]:.4f}" for m in metrics),
+            f"{scores['queries_per_second']:.0f}",
+            f"{scores.get('latency_p50_ms', 0.0):.2f}",
+            f"{scores.get('latency_p95_ms', 0.0):.2f}",
+        ]
         for name, scores in report["retrievers"].items()
     ]
     widths = [max(len(str(row[i])) for row in [headers, *rows]) for i in range(len(headers))]
     lines = [
         f"{report['dataset']} ({report['split']}): {report['queries']} queries, {report['documents']} documents, "
-        f"{report['chunks']} chunks, ingest {report['ingest_seconds']:.1f} s",
+        f"{report['chunks']} chunks, ingest {report['ingest_seconds']:.1f} s"
+        + (f"; each query fetches {report['fetch']} chunks (one at a time, wall clock)" if "fetch" in report else ""),
         "  ".join(h.ljust(w) if i == 0 else h.rjust(w) for i, (h, w) in enumerate(zip(headers, widths, strict=True))),
     ]
     if "oracle" in report:
-        rows.append(["oracle (per-query max)", *(f"{report['oracle'][m]:.4f}" for m in metrics), "-"])
+        rows.append(["oracle (per-query max)", *(f"{report['oracle'][m]:.4f}" for m in metrics), "-", "-", "-"])
     widths = [max(len(str(row[i])) for row in [headers, *rows]) for i in range(len(headers))]
     lines[1] = "  ".join(h.ljust(w) if i == 0 else h.rjust(w) for i, (h, w) in enumerate(zip(headers, widths, strict=True)))
     for row in rows:

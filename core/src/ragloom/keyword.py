@@ -68,19 +68,35 @@ class BM25Index:
         """Index already analysed documents."""
         if len(keys) != len(token_lists):
             raise ValueError(f"{len(keys)} keys for {len(token_lists)} documents")
-        vocab = self._vocab
-        for key, tokens in zip(keys, token_lists, strict=True):
+        if not keys:
+            return
+        if len(set(keys)) != len(keys):  # a key twice in one call: the later text replaces the earlier, one by one
+            for key, tokens in zip(keys, token_lists, strict=True):
+                self.add_tokens([key], [tokens])
+            return
+        for key in keys:
             if key in self._slot_of:
                 self._remove_one(key)
-            ids = np.fromiter((vocab.setdefault(t, len(vocab)) for t in tokens), dtype=np.int64, count=len(tokens))
-            terms, counts = np.unique(ids, return_counts=True)
-            self._slot_of[key] = len(self._keys)
-            self._keys.append(key)
-            self._terms.append(terms)
-            self._tfs.append(counts.astype(np.float32))
-            self._lengths.append(len(tokens))
-        if keys:
-            self._dirty = True
+        # one vectorised pass for the whole batch: (document, term id) pairs counted with a single np.unique
+        vocab = self._vocab
+        lengths = [len(tokens) for tokens in token_lists]
+        ids = np.fromiter(
+            (vocab.setdefault(t, len(vocab)) for tokens in token_lists for t in tokens), dtype=np.int64, count=sum(lengths)
+        )
+        width = max(len(vocab), 1)
+        owners = np.repeat(np.arange(len(keys), dtype=np.int64), lengths)
+        pairs, counts = np.unique(owners * width + ids, return_counts=True)
+        terms = pairs % width  # per document ascending, as np.unique of the document alone
+        cuts = np.searchsorted(pairs // width, np.arange(1, len(keys), dtype=np.int64))
+        tfs = counts.astype(np.float32)
+        first = len(self._keys)
+        for offset, key in enumerate(keys):
+            self._slot_of[key] = first + offset
+        self._keys.extend(keys)
+        self._terms.extend(np.split(terms, cuts))
+        self._tfs.extend(np.split(tfs, cuts))
+        self._lengths.extend(lengths)
+        self._dirty = True
 
     def remove(self, keys: Iterable[Hashable]) -> int:
         """Remove documents by key (unknown keys are ignored); return how many were removed."""

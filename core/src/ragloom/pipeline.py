@@ -46,7 +46,7 @@ from ragloom.protocols import Chunker, Embedder, Executor, LLMLike, Reranker, Re
 from ragloom.rerankers.base import rerank_or_fallback, resolve_top_n
 from ragloom.stores.base import SourceStage, SourceState, WriteSession
 from ragloom.stores.keyword_index import forget, open_session
-from ragloom.types import Chunk, Document, Failure, IngestResult, IngestTarget, Result, content_hash, metadata_hash
+from ragloom.types import Chunk, Document, Failure, IngestResult, IngestTarget, Result, content_hash, metadata_hash, with_hashes
 
 logger = logging.getLogger(__name__)
 
@@ -688,7 +688,7 @@ class _SourceWriter:
             return
         self.written_documents.add(document.id)
         for chunk in self.chunker.chunk(document):
-            self.pending.append(attrs.evolve(chunk, content_hash=digest, metadata_hash=meta))
+            self.pending.append(with_hashes(chunk, digest, meta))
             if len(self.pending) >= self.batch_size:
                 self.flush()
 

@@ -14,6 +14,8 @@ import attrs
 
 
 def _freeze_tags(value: Any) -> tuple[str, ...]:
+    if type(value) is tuple and (not value or all(type(v) is str for v in value)):
+        return value  # already frozen (every Chunk of a Document passes its tags on): no copy
     if value is None:
         return ()
     if isinstance(value, str):
@@ -85,6 +87,24 @@ class Chunk:
     #: read to ``"document"`` rows, so other rows an application writes into the same
     #: table (agent memory, say) never come back as results. Not part of either hash.
     source_type: str = DOCUMENT_SOURCE_TYPE
+
+
+def with_hashes(chunk: Chunk, content_hash: str, metadata_hash: str) -> Chunk:
+    """A copy of ``chunk`` carrying the two hashes (``attrs.evolve`` without its per-field introspection: ingest's hot path)."""
+    return Chunk(
+        id=chunk.id,
+        document_id=chunk.document_id,
+        index=chunk.index,
+        text=chunk.text,
+        start=chunk.start,
+        end=chunk.end,
+        source=chunk.source,
+        metadata=chunk.metadata,
+        tags=chunk.tags,
+        content_hash=content_hash,
+        metadata_hash=metadata_hash,
+        source_type=chunk.source_type,
+    )
 
 
 #: Metadata keys that locate a document inside its file (CSV row and line, JSONL line, JSON item, PDF page).

@@ -145,12 +145,11 @@ def trimmed_spans(text: str, bounds: Sequence[int], pairs: Sequence[tuple[int, i
     last_start = last_end = -1
     for i, j in pairs:
         start, end = bounds[i], bounds[j]
-        if text[start].isspace():
-            while start < end and text[start].isspace():
-                start += 1
-        if end > start and text[end - 1].isspace():
-            while end > start and text[end - 1].isspace():
-                end -= 1
+        if text[start].isspace() or text[end - 1].isspace():
+            # str.strip drops exactly the characters str.isspace accepts: measure both edges in C
+            piece = text[start:end]
+            kept = piece.lstrip()
+            start, end = start + len(piece) - len(kept), end - (len(kept) - len(kept.rstrip()))
         if end <= start or (start >= last_start and end <= last_end):
             continue
         if start == last_start:  # only leading whitespace told them apart: keep the longer one

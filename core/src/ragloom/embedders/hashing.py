@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 import zlib
 from collections import Counter
 from collections.abc import Sequence
-from functools import lru_cache
+from itertools import chain, filterfalse
 from typing import Literal
 
 import attrs
@@ -24,6 +25,8 @@ from ragloom.embedders.base import DEFAULT_BATCH_SIZE
 from ragloom.stopwords import ENGLISH_STOP_WORDS
 
 _WORD = re.compile(r"\w+", re.UNICODE)
+_WORD_KEY = zlib.crc32(b"w\x00")  # running CRC32 of a word key's prefix
+_GRAM_KEY = zlib.crc32(b"g\x00")  # and of an n-gram key's prefix
 
 
 @attrs.frozen(kw_only=True)
@@ -43,8 +46,29 @@ class HashEmbedderConfig:
             raise ValueError(f"'ngram_max' ({self.ngram_max}) must be >= 'ngram_min' ({self.ngram_min})")
 
 
+def _append(array: np.ndarray, used: int, values: np.ndarray) -> np.ndarray:
+    """``array`` (of which ``used`` items are filled) with ``values`` after them; grows by doubling."""
+    needed = used + len(values)
+    if needed > len(array):
+        grown = np.zeros(max(needed, 2 * len(array), 1024), dtype=array.dtype)
+        grown[:used] = array[:used]
+        array = grown
+    array[used:needed] = values
+    return array
+
+
 class HashEmbedder:
-    """Signed feature hashing of words and character n-grams."""
+    """Signed feature hashing of words and character n-grams.
+
+    Speed: each distinct word's features are hashed once and kept in flat
+    arrays (``_buckets``/``_weights``, ``_starts``/``_sizes`` per word id); a
+    batch is then a ``Counter`` per text plus a few numpy gathers and one
+    ``bincount``. Features are summed in the same order as the one-word-at-a-time
+    formulation (text, first occurrence of the word, feature), so vectors are
+    bit-for-bit the same.
+    """
+
+    _MAX_WORDS = 200_000  # bound on the per-word cache (endless vocabularies)
 
     def __init__(self, config: HashEmbedderConfig | None = None):
         self.config = config or HashEmbedderConfig()
@@ -55,46 +79,111 @@ class HashEmbedder:
             f"hash-v1:dim={c.dim}:ngrams={c.ngram_min}-{c.ngram_max}:w={c.word_weight}:n={c.ngram_weight}:stop={c.stopwords}"
         )
         self._stopwords = ENGLISH_STOP_WORDS if c.stopwords == "english" else frozenset()
-        self._features = lru_cache(maxsize=200_000)(self._word_features)
+        self._lock = threading.Lock()
+        self._scales = np.asarray([0.0, 1.0])  # _scales[count] == 1 + math.log(count)
+        self._reset_cache()
 
-    def _word_features(self, word: str) -> tuple[np.ndarray, np.ndarray]:
+    def _reset_cache(self) -> None:
+        self._ids: dict[str, int] = {}
+        self._starts = np.zeros(0, dtype=np.int64)
+        self._sizes = np.zeros(0, dtype=np.int64)
+        self._buckets = np.zeros(0, dtype=np.int64)
+        self._weights = np.zeros(0, dtype=np.float32)
+        self._used = 0  # filled length of _buckets and _weights
+
+    def _hashes(self, word: str, out: list[int]) -> None:
+        """Append the CRC32 of each feature key of ``word``: ``w\\0word``, then ``g\\0`` + each padded n-gram by size and position.
+
+        ``zlib.crc32(data, crc32(prefix))`` is the CRC32 of ``prefix + data``, so
+        the keys are never built; n-grams of an ASCII word are byte slices.
+        """
         c = self.config
-        keys = [f"w\x00{word}"]
-        weights = [c.word_weight]
-        if c.ngram_weight > 0:
-            padded = f"#{word}#"
+        crc32 = zlib.crc32
+        encoded = word.encode("utf-8")
+        out.append(crc32(encoded, _WORD_KEY))
+        if c.ngram_weight <= 0:
+            return
+        if word.isascii():
+            padded = b"#" + encoded + b"#"
             for n in range(c.ngram_min, c.ngram_max + 1):
-                for i in range(0, max(len(padded) - n + 1, 0)):
-                    keys.append(f"g\x00{padded[i:i + n]}")
-                    weights.append(c.ngram_weight)
-        hashes = np.fromiter((zlib.crc32(k.encode("utf-8")) for k in keys), dtype=np.uint64, count=len(keys))
+                out.extend([crc32(padded[i : i + n], _GRAM_KEY) for i in range(0, max(len(padded) - n + 1, 0))])
+        else:
+            text = f"#{word}#"
+            for n in range(c.ngram_min, c.ngram_max + 1):
+                out.extend([crc32(text[i : i + n].encode("utf-8"), _GRAM_KEY) for i in range(0, max(len(text) - n + 1, 0))])
+
+    def _learn(self, words: list[str]) -> None:
+        """Hash the features of words not seen yet and append them to the cache (bucket and sign vectorised)."""
+        c = self.config
+        values: list[int] = []
+        sizes = np.zeros(len(words), dtype=np.int64)
+        hashes_of = self._hashes
+        for position, word in enumerate(words):
+            before = len(values)
+            hashes_of(word, values)
+            sizes[position] = len(values) - before
+        keys = values
+        hashes = np.asarray(values, dtype=np.uint64)
         buckets = (hashes % np.uint64(self.dim)).astype(np.int64)
         signs = np.where((hashes >> np.uint64(31)) & np.uint64(1), -1.0, 1.0)
-        return buckets, (signs * np.asarray(weights)).astype(np.float32)
+        starts = np.cumsum(sizes) - sizes
+        weights = np.full(len(keys), c.ngram_weight, dtype=np.float64)
+        weights[starts] = c.word_weight  # each word's first feature is the word itself
+        ids = self._ids
+        for word in words:
+            ids[word] = len(ids)
+        self._starts = _append(self._starts, len(ids) - len(words), starts + self._used)
+        self._sizes = _append(self._sizes, len(ids) - len(words), sizes)
+        self._buckets = _append(self._buckets, self._used, buckets)
+        self._weights = _append(self._weights, self._used, (signs * weights).astype(np.float32))
+        self._used += len(keys)
 
-    def _text_features(self, text: str) -> tuple[np.ndarray, np.ndarray]:
-        """Buckets and weights of every feature of one text (sublinear term frequency)."""
-        stop = self._stopwords
-        counts = Counter(w for w in _WORD.findall(text.lower()) if w not in stop)
-        if not counts:
-            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-        features = [self._features(word) for word in counts]
-        scale = np.repeat([1.0 + math.log(count) for count in counts.values()], [len(b) for b, _ in features])
-        return np.concatenate([b for b, _ in features]), np.concatenate([w for _, w in features]) * scale
+    def _scale_table(self, largest: int) -> np.ndarray:
+        if largest >= len(self._scales):
+            self._scales = np.asarray([0.0] + [1.0 + math.log(n) for n in range(1, 2 * largest + 1)])
+        return self._scales
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
-        """One normalised row per text: one ``bincount`` per batch, no per-feature Python loop."""
+        """One normalised row per text: a ``Counter`` per text, then numpy gathers and one ``bincount`` per 256 texts."""
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for start in range(0, len(texts), 256):  # bounds the float64 scratch space
-            part = [self._text_features(text) for text in texts[start : start + 256]]
-            rows = np.repeat(np.arange(len(part)), [len(b) for b, _ in part])
-            flat = rows * self.dim + np.concatenate([b for b, _ in part])
-            sums = np.bincount(flat, weights=np.concatenate([w for _, w in part]), minlength=len(part) * self.dim)
-            out[start : start + len(part)] = sums.reshape(len(part), self.dim)
+        with self._lock:
+            for start in range(0, len(texts), 256):  # bounds the float64 scratch space
+                self._embed_part(texts[start : start + 256], out[start : start + 256])
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         norms[norms == 0] = 1.0
         out /= norms
         return out
+
+    def _embed_part(self, texts: Sequence[str], out: np.ndarray) -> None:
+        stop = self._stopwords
+        findall = _WORD.findall
+        counters = [Counter(findall(text.lower())) for text in texts]
+        if stop:
+            for counter in counters:  # dropping keys keeps the others in first-occurrence order
+                for word in stop.intersection(counter):
+                    del counter[word]
+        if len(self._ids) > self._MAX_WORDS:
+            self._reset_cache()
+        ids = self._ids
+        unseen = list(dict.fromkeys(filterfalse(ids.__contains__, chain.from_iterable(counters))))
+        if unseen:
+            self._learn(unseen)
+        words = np.fromiter(map(ids.__getitem__, chain.from_iterable(counters)), dtype=np.int64)
+        if not len(words):
+            return
+        per_text = np.fromiter(map(len, counters), dtype=np.int64, count=len(counters))
+        counts = np.fromiter(chain.from_iterable(c.values() for c in counters), dtype=np.int64, count=len(words))
+        scales = self._scale_table(int(counts.max()))[counts]
+        sizes = self._sizes[words]
+        total = int(sizes.sum())
+        # position of every feature in the flat cache: the word's start plus 0, 1, ... size - 1
+        firsts = np.cumsum(sizes) - sizes
+        index = np.repeat(self._starts[words] - firsts, sizes) + np.arange(total, dtype=np.int64)
+        rows = np.repeat(np.repeat(np.arange(len(counters), dtype=np.int64), per_text), sizes)
+        flat = rows * self.dim + self._buckets[index]
+        weights = self._weights[index] * np.repeat(scales, sizes)
+        sums = np.bincount(flat, weights=weights, minlength=len(counters) * self.dim)
+        out[:] = sums.reshape(len(counters), self.dim)
 
     def embed_query(self, text: str) -> np.ndarray:
         """The same features as documents."""

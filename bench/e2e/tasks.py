@@ -1,0 +1,248 @@
+"""What one benchmark subprocess does: one framework, one measurement; prints one JSON object.
+
+    python bench/e2e/tasks.py '{"task": "ingest", ...}'
+
+Peak RSS is the subprocess's own ``ru_maxrss`` (so each framework is measured
+alone); ``rss_before_mb`` is the RSS once the inputs are loaded and the
+libraries imported, before the measured work starts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")  # one BLAS thread per framework: the 2-core box is shared
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import numpy as np  # noqa: E402
+from corpora import scifact_documents, scifact_queries  # noqa: E402
+from frameworks import CountingEmbedder, LangChain, LlamaIndex, Ragloom  # noqa: E402
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def current_rss_mb() -> float:
+    with open("/proc/self/statm") as handle:
+        return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def make(spec: dict[str, Any], embedder: CountingEmbedder, workdir: Path, retriever: str = "similarity") -> Any:
+    name = spec["framework"]
+    if name.startswith("ragloom"):
+        return Ragloom(embedder, spec["store"], workdir, retriever)
+    if name == "llamaindex":
+        return LlamaIndex(embedder, keyword=spec.get("keyword", False))
+    if name == "langchain":
+        return LangChain(embedder, keyword=spec.get("keyword", False), record_manager=spec.get("record_manager", False), workdir=workdir)
+    raise SystemExit(f"unknown framework {name}")
+
+
+def timed(embedder: CountingEmbedder, fn: Any, *args: Any) -> dict[str, float]:
+    embedder.reset()
+    began, began_cpu = time.perf_counter(), time.process_time()
+    fn(*args)
+    seconds, cpu = time.perf_counter() - began, time.process_time() - began_cpu
+    return {"seconds": seconds, "cpu_seconds": cpu, "embedded_texts": embedder.texts, "embed_seconds": embedder.seconds}
+
+
+def ingest(spec: dict[str, Any]) -> dict[str, Any]:
+    embedder = CountingEmbedder(spec.get("embedder", "hash"))
+    with tempfile.TemporaryDirectory(prefix="e2e-") as tmp:
+        workdir = Path(tmp)
+        framework = make(spec, embedder, workdir)
+        out: dict[str, Any] = {}
+        if spec["corpus"] == "scifact":
+            pairs = scifact_documents(limit=spec.get("limit"))
+            out["documents"] = len(pairs)
+            out["rss_before_mb"] = current_rss_mb()
+            out["first"] = timed(embedder, framework.ingest_pairs, pairs)
+            out["chunks"] = framework.chunks()
+            if spec.get("reingest"):
+                out["unchanged"] = timed(embedder, framework.ingest_pairs, pairs)
+                edited = list(pairs)
+                edited[len(edited) // 2] = (edited[len(edited) // 2][0], edited[len(edited) // 2][1] + " One sentence added.")
+                out["one_edited"] = timed(embedder, framework.ingest_pairs, edited)
+        else:
+            root = Path(spec["directory"])
+            out["documents"] = spec["files"]
+            out["rss_before_mb"] = current_rss_mb()
+            out["first"] = timed(embedder, framework.ingest_directory, root)
+            out["chunks"] = framework.chunks()
+            if spec.get("reingest"):
+                out["unchanged"] = timed(embedder, framework.ingest_directory, root)
+                victim = sorted(root.rglob("*.md"))[spec["files"] // 2]
+                original = victim.read_text(encoding="utf-8")
+                try:
+                    victim.write_text(original + "\n\nOne paragraph added.\n", encoding="utf-8")
+                    out["one_edited"] = timed(embedder, framework.ingest_directory, root)
+                finally:
+                    victim.write_text(original, encoding="utf-8")
+        out["chunks_after"] = framework.chunks()
+        framework.close()
+    out["peak_rss_mb"] = peak_rss_mb()
+    return out
+
+
+def sentence_documents(count: int, seed: int = 5) -> list[tuple[str, str]]:
+    """``count`` documents of 600-1000 characters (one chunk each) built from shuffled SciFact sentences."""
+    sentences = [s for _, text in scifact_documents() for s in re.split(r"(?<=\.)\s+", text) if 20 < len(s) < 400]
+    rng = random.Random(seed)
+    docs = []
+    for i in range(count):
+        parts: list[str] = []
+        length = 0
+        target = rng.randint(600, 950)
+        while length < target:
+            sentence = sentences[rng.randrange(len(sentences))]
+            if length + len(sentence) + 1 > 1000:
+                break
+            parts.append(sentence)
+            length += len(sentence) + 1
+        docs.append((f"d{i}", " ".join(parts)))
+    return docs
+
+
+def percentiles(samples: list[float]) -> dict[str, float]:
+    array = np.asarray(samples) * 1000
+    return {"p50_ms": float(np.percentile(array, 50)), "p95_ms": float(np.percentile(array, 95)), "n": len(samples)}
+
+
+def sample(fn: Any, queries: list[str]) -> list[float]:
+    times = []
+    for q in queries:
+        began = time.perf_counter()
+        fn(q)
+        times.append(time.perf_counter() - began)
+    return times
+
+
+def query(spec: dict[str, Any]) -> dict[str, Any]:
+    embedder = CountingEmbedder(spec.get("embedder", "hash"))
+    queries = scifact_queries(limit=spec["queries"])
+    docs = sentence_documents(spec["chunks"])
+    out: dict[str, Any] = {"chunks_target": spec["chunks"]}
+    with tempfile.TemporaryDirectory(prefix="e2e-") as tmp:
+        workdir = Path(tmp)
+        retriever = spec["retriever"]
+        name = spec["framework"]
+        if name.startswith("ragloom"):
+            framework = Ragloom(embedder, spec["store"], workdir, retriever)
+            framework.ingest_pairs(docs)
+            out["chunks"] = framework.chunks()
+            pipeline = framework.pipeline
+            store, namespace = pipeline.store, pipeline.namespace
+            for q in queries[:5]:  # warm: lazy index builds, caches
+                pipeline.query(q, top_k=10)
+            vectors = [embedder.embed_query(q) for q in queries]
+            depth = 10 if retriever == "similarity" else 100  # hybrid asks each member for 100 candidates
+            # interleaved per query, so all parts see the same moment's load: the whole query, the embedder, the store's searches
+            totals, embeds, searches, keywords, rests = [], [], [], [], []
+            for q, v in zip(queries, vectors, strict=True):
+                began = time.perf_counter()
+                pipeline.query(q, top_k=10)
+                total = time.perf_counter() - began
+                began = time.perf_counter()
+                embedder.embed_query(q)
+                embed = time.perf_counter() - began
+                began = time.perf_counter()
+                store.search(namespace, v, top_k=depth)
+                search = time.perf_counter() - began
+                keyword = 0.0
+                if retriever == "hybrid":
+                    began = time.perf_counter()
+                    store.keyword_search(namespace, q, top_k=depth)
+                    keyword = time.perf_counter() - began
+                    keywords.append(keyword)
+                totals.append(total)
+                embeds.append(embed)
+                searches.append(search)
+                rests.append(total - embed - search - keyword)
+            out["total"] = percentiles(totals)
+            out["embed"] = percentiles(embeds)
+            out["vector_search"] = percentiles(searches)
+            out["rest"] = percentiles(rests)
+            if keywords:
+                out["keyword_search"] = percentiles(keywords)
+            if spec["store"] == "memory" and retriever == "similarity":
+                matrix = np.ascontiguousarray(store._vectors[: store._size])
+                out["numpy_scan"] = percentiles(sample(lambda v: np.argpartition(-(matrix @ v), 10)[:10], vectors))  # type: ignore[arg-type]
+                out["memory_search_top10"] = out["vector_search"]
+            framework.close()
+        else:
+            framework = make(spec | {"keyword": retriever == "hybrid"}, embedder, workdir)
+            framework.ingest_pairs(docs)
+            out["chunks"] = framework.chunks()
+            fn = peer_query(framework, name, retriever)
+            for q in queries[:3]:
+                fn(q)
+            out["total"] = percentiles(sample(fn, queries))
+            out["embed"] = percentiles(sample(embedder.embed_query, queries))
+    out["peak_rss_mb"] = peak_rss_mb()
+    return out
+
+
+def peer_query(framework: Any, name: str, retriever: str) -> Any:
+    if name == "langchain":
+        store = framework.store
+        if retriever == "similarity":
+            return lambda q: store.similarity_search(q, k=10)
+        try:
+            from langchain_classic.retrievers import EnsembleRetriever
+        except ImportError:
+            from langchain.retrievers import EnsembleRetriever  # type: ignore[no-redef]
+        ensemble = EnsembleRetriever(retrievers=[framework.bm25, store.as_retriever(search_kwargs={"k": 10})], weights=[0.5, 0.5])
+        return lambda q: ensemble.invoke(q)
+    from llama_index.core import VectorStoreIndex
+
+    index = VectorStoreIndex(framework.nodes, embed_model=framework.embed_model)  # the nodes carry their vectors: not embedded again
+    vector = index.as_retriever(similarity_top_k=10)
+    if retriever == "similarity":
+        return lambda q: vector.retrieve(q)
+    from llama_index.core.llms import MockLLM
+    from llama_index.core.retrievers import QueryFusionRetriever
+
+    fusion = QueryFusionRetriever([vector, framework.bm25], llm=MockLLM(), similarity_top_k=10, num_queries=1, mode="reciprocal_rerank", use_async=False)
+    return lambda q: fusion.retrieve(q)
+
+
+def bounded(spec: dict[str, Any]) -> dict[str, Any]:
+    from ragloom import Pipeline
+
+    with tempfile.TemporaryDirectory(prefix="e2e-") as tmp:
+        pipeline = (
+            Pipeline.builder()
+            .chunker("recursive", size=1000, overlap=200)
+            .embedder("hash", dim=384)
+            .store("duckdb", path=str(Path(tmp) / "big.duckdb"))
+            .build()
+        )
+        rss_before = current_rss_mb()
+        began = time.perf_counter()
+        result = pipeline.ingest(spec["directory"])
+        seconds = time.perf_counter() - began
+        chunks = pipeline.store.count(pipeline.namespace)
+        pipeline.close()
+    return {"seconds": seconds, "chunks": chunks, "sources": result.sources, "failed": len(result.failed), "rss_before_mb": rss_before, "peak_rss_mb": peak_rss_mb()}
+
+
+def main() -> None:
+    spec = json.loads(sys.argv[1])
+    result = {"ingest": ingest, "query": query, "bounded": bounded}[spec["task"]](spec)
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()
