@@ -32,6 +32,7 @@ def test_stats_reports_every_count_under_its_name(tmp_path: Path) -> None:
         "documents_ingested": 2,
         "chunks_written": store["chunks"],
         "queries": 1,
+        "rerank_failures": 0,
         "embedder": pipeline.embedder.model_id,
         "chunker": pipeline.chunker.fingerprint,
         "store": store,
