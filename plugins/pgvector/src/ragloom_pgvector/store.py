@@ -45,7 +45,16 @@ from ragloom.plugin import (
 )
 from ragloom_pgvector import schema as schema_mod
 from ragloom_pgvector.config import PgVectorStoreConfig
-from ragloom_pgvector.keyword import BM25_FILTERED_SQL, BM25_SQL, Postings, TermKeys, postings, query_terms
+from ragloom_pgvector.keyword import (
+    BM25_FILTERED_SQL,
+    BM25_SQL,
+    POSTINGS_SQL,
+    Postings,
+    TermKeys,
+    postings,
+    query_terms,
+    score_postings,
+)
 from ragloom_pgvector.schema import SCHEMA_VERSION, qualified
 from ragloom_pgvector.sqlfilter import filter_sql
 
@@ -419,12 +428,16 @@ class PgVectorStore:
         terms, weights = query_terms(self._analyzer, self._term_keys, namespace, query)
         if top_k <= 0 or not terms:
             return []
-        where, params = filter_sql(filter, prefix="c.")
-        named = {f"f{i}": value for i, value in enumerate(params)}
-        where = _named(where, len(params))
-        template = BM25_SQL if filter is None else BM25_FILTERED_SQL
-        statement = template.replace("{columns}", _RESULT_COLUMNS).replace("{where}", where)
         with self._errors("keyword search"), self._connection() as conn:
+            if filter is None:
+                found = self._keyword_numpy(conn, namespace, terms, weights, top_k)
+                if found is not None:
+                    return found
+            where, params = filter_sql(filter, prefix="c.")
+            named = {f"f{i}": value for i, value in enumerate(params)}
+            where = _named(where, len(params))
+            template = BM25_SQL if filter is None else BM25_FILTERED_SQL
+            statement = template.replace("{columns}", _RESULT_COLUMNS).replace("{where}", where)
             rows = conn.execute(
                 self._sql(statement),
                 {
@@ -438,6 +451,37 @@ class PgVectorStore:
                 },
             ).fetchall()
         return [_result(row, row[8]) for row in rows]
+
+    def _keyword_numpy(self, conn: Any, namespace: str, terms: list[int], weights: list[float], top_k: int) -> list[Result] | None:
+        """Unfiltered BM25: the terms' postings scored in numpy, then the top rows (two statements).
+
+        Chunk rows never change after their insert (a new generation is new rows), so
+        when every top row is still there the answer is the first statement's
+        snapshot's; None (score in SQL instead) when one was deleted in between.
+        """
+        postings_rows = conn.execute(self._postings_sql, {"terms": terms, "namespace": namespace}).fetchall()
+        row_ids, scores = score_postings(
+            postings_rows,
+            dict(zip(terms, weights, strict=True)),
+            k1=float(self.config.bm25.k1),
+            b=float(self.config.bm25.b),
+            top_k=int(top_k),
+        )
+        if not len(row_ids):
+            return []
+        fetched = conn.execute(self._rows_sql, [row_ids.tolist()]).fetchall()
+        if len(fetched) != len(row_ids):
+            return None
+        by_id = {row[8]: row for row in fetched}
+        return [_result(by_id[int(r)], float(score)) for r, score in zip(row_ids, scores, strict=True)]
+
+    @functools.cached_property
+    def _postings_sql(self) -> Any:
+        return self._sql(POSTINGS_SQL)
+
+    @functools.cached_property
+    def _rows_sql(self) -> Any:
+        return self._sql(f"SELECT {_RESULT_COLUMNS}, c.row_id FROM {{s}}.chunks c WHERE c.row_id = ANY(%s::bigint[])")
 
     @_reconnecting
     def get_vectors(self, namespace: str, chunk_ids: Sequence[str]) -> np.ndarray:
