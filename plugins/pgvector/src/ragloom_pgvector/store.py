@@ -43,6 +43,7 @@ from ragloom.plugin import (
     check_write,
     normalize_rows,
 )
+from ragloom_pgvector import binary
 from ragloom_pgvector import schema as schema_mod
 from ragloom_pgvector.config import PgVectorStoreConfig
 from ragloom_pgvector.keyword import (
@@ -67,24 +68,6 @@ _COPY_COLUMNS = (
     "row_id, namespace, source, generation, document_id, chunk_id, chunk_index, text, start_offset, end_offset, "
     "metadata, tags, content_hash, metadata_hash, doc_length, vector"
 )
-_COPY_TYPES = [
-    "int8",
-    "text",
-    "text",
-    "int8",
-    "text",
-    "text",
-    "int4",
-    "text",
-    "int8",
-    "int8",
-    "jsonb",
-    "text[]",
-    "text",
-    "text",
-    "int4",
-    "vector",
-]
 
 
 def _state(generation: int, next_generation: int, documents: dict[str, str], metadata: dict[str, str]) -> SourceState:
@@ -198,6 +181,10 @@ class PgVectorStore:
 
     def _sql(self, template: str) -> Any:
         return qualified(self.schema, template)
+
+    @functools.cached_property
+    def _copy_chunks_sql(self) -> Any:
+        return self._sql(f"COPY {{s}}.chunks ({_COPY_COLUMNS}) FROM STDIN (FORMAT BINARY)")
 
     @contextmanager
     def _errors(self, action: str) -> Iterator[None]:
@@ -394,31 +381,43 @@ class PgVectorStore:
             query = self._check_query(vector, conn)
             if query is None or top_k <= 0:
                 return []
-            with conn.transaction():
-                total = self._uses_hnsw(conn, namespace, filter, exact)
-                if total:
-                    results = self._search_hnsw(conn, namespace, query, top_k, total, ef_search or self.config.ef_search)
-                    if results is not None:
-                        return results
-                statement, params = self._exact_sql(namespace, query, top_k, filter)
-                rows = conn.execute(statement, params).fetchall()
+            if not exact and filter is None and self.config.index == "hnsw" and self._has_hnsw(conn):
+                results = self._search_hnsw(conn, namespace, query, top_k, ef_search or self.config.ef_search)
+                if results is not None:
+                    return results
+            statement, params = self._exact_sql(namespace, query, top_k, filter)
+            rows = conn.execute(statement, params).fetchall()
         return [_result(row, row[8]) for row in rows]
 
-    def _search_hnsw(
-        self, conn: Any, namespace: str, query: np.ndarray, top_k: int, total: int, ef_search: int
-    ) -> list[Result] | None:
-        """HNSW answer, or None when too few of the index's candidates belong to the namespace."""
-        wanted = min(top_k, total)
+    def _search_hnsw(self, conn: Any, namespace: str, query: np.ndarray, top_k: int, ef_search: int) -> list[Result] | None:
+        """HNSW answer, or None when the namespace is below ``hnsw_min_chunks`` or too few of the
+        index's candidates belong to it even at ``ef_search`` 1000.
+
+        The namespace's count, the settings and the query go in one pipeline (one round trip).
+        """
         ef = max(int(ef_search), top_k)
         while True:
-            self._hnsw_settings(conn, ef)
             statement, params = self._hnsw_sql(namespace, query, top_k)
-            rows = conn.execute(statement, params).fetchall()
-            if len(rows) >= wanted:
+            with conn.pipeline():
+                conn.execute("BEGIN")
+                self._hnsw_settings(conn, ef)
+                counted = conn.execute(self._count_sql, [namespace])
+                found = conn.execute(statement, params)
+                conn.execute("COMMIT")
+            row = counted.fetchone()
+            total = int(row[0]) if row else 0
+            if total < max(self.config.hnsw_min_chunks, 1):
+                return None
+            rows = found.fetchall()
+            if len(rows) >= min(top_k, total):
                 return [_result(row, row[8]) for row in rows]
             if ef >= 1000:
                 return None
             ef *= 4
+
+    @functools.cached_property
+    def _count_sql(self) -> Any:
+        return self._sql("SELECT coalesce(sum(chunks), 0) FROM {s}.sources WHERE namespace = %s")
 
     @_reconnecting
     def keyword_search(self, namespace: str, query: str, *, top_k: int, filter: FilterNode | None = None) -> list[Result]:
@@ -873,33 +872,10 @@ class PgVectorStage:
                 found, lengths = postings(store._analyzer, store._term_keys, session.namespace, texts, row_ids)
             else:
                 found, lengths = None, np.zeros(len(chunks), dtype=np.int64)
-            from psycopg.types.json import Jsonb
-
+            data = _chunk_rows(chunks, session.namespace, self.generation, row_ids, lengths, normalized)
             cursor = conn.cursor()
-            with cursor.copy(store._sql(f"COPY {{s}}.chunks ({_COPY_COLUMNS}) FROM STDIN (FORMAT BINARY)")) as copy:
-                copy.set_types(_COPY_TYPES)
-                namespace, generation = session.namespace, self.generation
-                for i, chunk in enumerate(chunks):
-                    copy.write_row(
-                        (
-                            int(row_ids[i]),
-                            namespace,
-                            chunk.source,
-                            generation,
-                            chunk.document_id,
-                            chunk.id,
-                            chunk.index,
-                            chunk.text,
-                            chunk.start,
-                            chunk.end,
-                            Jsonb(chunk.metadata, dumps=_dumps),
-                            list(chunk.tags),
-                            chunk.content_hash,
-                            chunk.metadata_hash,
-                            int(lengths[i]),
-                            normalized[i],
-                        )
-                    )
+            with cursor.copy(store._copy_chunks_sql) as copy:
+                copy.write(data)
             if found is not None and len(found):
                 # small sources: the postings ride along with the commit statement (two round trips fewer)
                 self._postings.append(found)
@@ -987,7 +963,7 @@ class PgVectorStage:
                         "AND c.generation <> %(gen)s AND NOT (c.document_id = ANY(%(keep)s::text[])) RETURNING c.row_id, c.document_id), "
                         "p AS (DELETE FROM {s}.postings p USING gone WHERE p.row_id = gone.row_id), "
                         "ins AS (INSERT INTO {s}.postings (term_key, row_id, tf, dl) "
-                        "SELECT * FROM unnest(%(pt)s::bigint[], %(pr)s::bigint[], %(ptf)s::real[], %(pdl)s::real[])), "
+                        "SELECT * FROM unnest(%(pt)b::bigint[], %(pr)b::bigint[], %(ptf)b::real[], %(pdl)b::real[])), "
                         "n AS (SELECT count(*) AS chunks, coalesce(sum(doc_length), 0) AS total FROM {s}.chunks c "
                         "WHERE c.namespace = %(ns)s AND c.source = %(source)s AND (c.generation = %(gen)s OR c.document_id = ANY(%(keep)s::text[]))), "
                         "u AS (INSERT INTO {s}.sources AS t (namespace, source, generation, chunks, total_length) "
@@ -1001,10 +977,7 @@ class PgVectorStage:
                         "gen": self.generation,
                         "keep": sorted(self._keep),
                         "carried": sorted(self._carried),
-                        "pt": buffered.terms.tolist() if buffered is not None else [],
-                        "pr": buffered.rows.tolist() if buffered is not None else [],
-                        "ptf": buffered.tfs.tolist() if buffered is not None else [],
-                        "pdl": buffered.lengths.tolist() if buffered is not None else [],
+                        **_postings_params(buffered),
                     },
                 ).fetchone()[0]
         finally:
@@ -1059,10 +1032,96 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
+_JSONB_EMPTY = b"\x01{}"
+
+
+def _chunk_rows(
+    chunks: Sequence[Chunk], namespace: str, generation: int, row_ids: np.ndarray, lengths: np.ndarray, vectors: np.ndarray
+) -> bytes:
+    """The binary COPY data of ``chunks`` (columns in the order of ``_COPY_COLUMNS``), laid out in numpy."""
+    n = len(chunks)
+    try:
+        return binary.copy_data(
+            [
+                binary.fixed(row_ids, ">i8"),
+                binary.same(namespace.encode(), n),
+                binary.same(chunks[0].source.encode(), n),
+                binary.same(int(generation).to_bytes(8, "big", signed=True), n),
+                binary.varying([c.document_id.encode() for c in chunks]),
+                binary.varying([c.id.encode() for c in chunks]),
+                binary.fixed(np.fromiter((c.index for c in chunks), dtype=np.int64, count=n), ">i4"),
+                binary.varying([c.text.encode() for c in chunks]),
+                binary.fixed(np.fromiter((c.start for c in chunks), dtype=np.int64, count=n), ">i8"),
+                binary.fixed(np.fromiter((c.end for c in chunks), dtype=np.int64, count=n), ">i8"),
+                binary.varying([b"\x01" + _dumps(c.metadata).encode() if c.metadata else _JSONB_EMPTY for c in chunks]),
+                binary.varying([binary.text_array(c.tags) for c in chunks]),
+                binary.varying([c.content_hash.encode() for c in chunks]),
+                binary.varying([c.metadata_hash.encode() for c in chunks]),
+                binary.fixed(lengths, ">i4"),
+                binary.vectors(vectors),
+            ]
+        )
+    except UnicodeEncodeError as exc:
+        raise StoreError(f"a chunk of {chunks[0].source!r} holds text that is not valid Unicode ({exc.reason})") from exc
+
+
 def _configure(conn: Any) -> None:
     from pgvector.psycopg import register_vector
 
     register_vector(conn)
+    int8_dumper, float4_dumper = _array_dumpers()
+    conn.adapters.register_dumper(Int8Array, int8_dumper)
+    conn.adapters.register_dumper(Float4Array, float4_dumper)
+
+
+@functools.cache
+def _array_dumpers() -> tuple[type, type]:
+    """psycopg dumpers passing :class:`Int8Array` / :class:`Float4Array` bytes through as binary parameters."""
+    from psycopg.adapt import Dumper
+    from psycopg.pq import Format
+
+    class Int8ArrayDumper(Dumper):
+        format = Format.BINARY
+        oid = 1016  # int8[]
+
+        def dump(self, obj: Any) -> bytes:
+            return bytes(obj.data)
+
+    class Float4ArrayDumper(Int8ArrayDumper):
+        oid = 1021  # float4[]
+
+    return Int8ArrayDumper, Float4ArrayDumper
+
+
+class Int8Array:
+    """An ``int8[]`` parameter already in PostgreSQL's binary format (built in numpy)."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, values: np.ndarray):
+        self.data = binary.array(values, binary.INT8_OID, ">i8")
+
+
+class Float4Array:
+    """A ``float4[]`` parameter already in PostgreSQL's binary format (built in numpy)."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, values: np.ndarray):
+        self.data = binary.array(values, binary.FLOAT4_OID, ">f4")
+
+
+def _postings_params(buffered: Postings | None) -> dict[str, Any]:
+    """The commit statement's postings parameters (``pt``, ``pr``, ``ptf``, ``pdl``)."""
+    if buffered is None:
+        empty = np.zeros(0)
+        return {"pt": Int8Array(empty), "pr": Int8Array(empty), "ptf": Float4Array(empty), "pdl": Float4Array(empty)}
+    return {
+        "pt": Int8Array(buffered.terms),
+        "pr": Int8Array(buffered.rows),
+        "ptf": Float4Array(buffered.tfs),
+        "pdl": Float4Array(buffered.lengths),
+    }
 
 
 def _pg_message(exc: Exception) -> str:
