@@ -62,7 +62,7 @@ def copy_data(columns: Sequence[Column]) -> bytes:
     out[len(out) - len(COPY_TRAILER) :] = np.frombuffer(COPY_TRAILER, dtype=np.uint8)
     _put(out, starts, np.full(rows, len(columns), dtype=">i2").view(np.uint8).reshape(rows, 2))
     position = starts + 2
-    for (blob, length), field in zip(columns, lengths.T, strict=True):
+    for (blob, _), field in zip(columns, lengths.T, strict=True):
         _put(out, position, field.astype(">i4").view(np.uint8).reshape(rows, 4))
         position += 4
         _scatter(out, position, blob, field)
