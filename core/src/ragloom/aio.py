@@ -3,7 +3,7 @@
 Blocking work (chunking, numpy, DuckDB, torch) runs in worker threads, so the
 event loop stays free. While it runs, the worker's context remembers the
 event loop it came from (:data:`_LOOP`): an HTTP-backed component called in
-that worker (OpenAI-compatible embedder and LLM, Cohere) sends its request
+that worker (OpenAI-compatible embedder and LLM, Cohere, the web loader) sends its request
 with its ``httpx.AsyncClient`` on that loop (:func:`bridge`) instead of its
 blocking client, so requests of concurrent queries share one async
 connection pool. Outside the async path nothing changes.
@@ -137,7 +137,7 @@ async def asources(pipeline: Pipeline) -> list[str]:
 
 async def aclose(pipeline: Pipeline) -> None:
     """Close the async HTTP clients of this loop, then the store (in a worker thread)."""
-    for component in (pipeline.embedder, pipeline.reranker, pipeline.llm, pipeline.retriever):
+    for component in (pipeline.loaders, pipeline.embedder, pipeline.reranker, pipeline.llm, pipeline.retriever):
         closer: Callable[[], Awaitable[None]] | None = getattr(component, "aclose", None)
         if closer is not None:
             await closer()

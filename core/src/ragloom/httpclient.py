@@ -20,7 +20,7 @@ import email.utils
 import json as jsonlib
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import attrs
 
@@ -81,6 +81,52 @@ def _delay(attempt: int, backoff: float, retry_after: float | None, max_delay: f
     return min(backoff * (2**attempt), max_delay)
 
 
+class _Attempts:
+    """The retry policy of :func:`post_json` and :func:`apost_json`, without the I/O (so both share it)."""
+
+    def __init__(self, url: str, *, timeout: float | None, retries: int, backoff: float, error: type[RagloomError], max_delay: float):
+        self.url, self.timeout, self.backoff, self.error, self.max_delay = url, timeout, backoff, error, max_delay
+        self.count = max(0, retries) + 1
+        self.last_exc: Exception | None = None
+        self.message = ""
+        self.status: int | None = None
+        self.retry_after: float | None = None
+
+    def failed(self, exc: Exception) -> None:
+        """The request raised a timeout or transport error (retryable)."""
+        import httpx
+
+        self.last_exc, self.status, self.retry_after = exc, None, None
+        if isinstance(exc, httpx.TimeoutException):
+            self.message = f"POST {self.url} timed out after {self.timeout}s"
+        else:
+            self.message = f"POST {self.url} failed: {type(exc).__name__}: {exc}"
+
+    def answered(self, response: httpx.Response) -> tuple[bool, Any]:
+        """``(True, decoded JSON)`` for a 2xx answer; ``(False, None)`` to retry; raises when it must not retry."""
+        status = self.status = response.status_code
+        if 200 <= status < 300:
+            try:
+                return True, response.json()
+            except (ValueError, UnicodeDecodeError) as exc:
+                snippet = response.text[:200] if response.content else ""
+                raise _make(self.error, f"POST {self.url}: the server answered malformed JSON: {snippet!r}", status) from exc
+        self.message = f"POST {self.url} answered HTTP {status}: {server_message(response)}"
+        if status not in RETRY_STATUSES:
+            raise _make(self.error, self.message, status)
+        self.last_exc = None
+        self.retry_after = parse_retry_after(response.headers.get("retry-after"))
+        return False, None
+
+    def wait(self, attempt: int) -> float | None:
+        """Seconds to wait before the next attempt, or None after the last one."""
+        return _delay(attempt, self.backoff, self.retry_after, self.max_delay) if attempt + 1 < self.count else None
+
+    def raise_failure(self) -> NoReturn:
+        suffix = f" (after {self.count} attempts)" if self.count > 1 else ""
+        raise _make(self.error, self.message + suffix, self.status) from self.last_exc
+
+
 def post_json(
     client: httpx.Client,
     url: str,
@@ -101,40 +147,19 @@ def post_json(
     """
     import httpx
 
-    attempts = max(0, retries) + 1
-    last_exc: Exception | None = None
-    message = ""
-    status: int | None = None
-    for attempt in range(attempts):
-        retry_after: float | None = None
+    attempts = _Attempts(url, timeout=timeout, retries=retries, backoff=backoff, error=error, max_delay=max_delay)
+    for attempt in range(attempts.count):
         try:
             response = client.post(url, json=json, headers=dict(headers or {}), timeout=timeout)
-        except httpx.TimeoutException as exc:
-            last_exc, status = exc, None
-            message = f"POST {url} timed out after {timeout}s"
-        except httpx.TransportError as exc:
-            last_exc, status = exc, None
-            message = f"POST {url} failed: {type(exc).__name__}: {exc}"
+        except (httpx.TimeoutException, httpx.TransportError) as exc:
+            attempts.failed(exc)
         else:
-            status = response.status_code
-            if 200 <= status < 300:
-                try:
-                    return response.json()
-                except (ValueError, UnicodeDecodeError) as exc:
-                    snippet = response.text[:200] if response.content else ""
-                    raise _make(error, f"POST {url}: the server answered malformed JSON: {snippet!r}", status) from exc
-            message = f"POST {url} answered HTTP {status}: {server_message(response)}"
-            if status not in RETRY_STATUSES:
-                raise _make(error, message, status)
-            last_exc = None
-            retry_after = parse_retry_after(response.headers.get("retry-after"))
-        if attempt + 1 < attempts:
-            sleep(_delay(attempt, backoff, retry_after, max_delay))
-    suffix = f" (after {attempts} attempts)" if attempts > 1 else ""
-    exc_out = _make(error, message + suffix, status)
-    if last_exc is not None:
-        raise exc_out from last_exc
-    raise exc_out
+            done, answer = attempts.answered(response)
+            if done:
+                return answer
+        if (wait := attempts.wait(attempt)) is not None:
+            sleep(wait)
+    attempts.raise_failure()
 
 
 def _make(error: type[RagloomError], message: str, status: int | None) -> RagloomError:
@@ -270,37 +295,16 @@ async def apost_json(
     """:func:`post_json` over an ``httpx.AsyncClient``: same retries, same errors."""
     import httpx
 
-    attempts = max(0, retries) + 1
-    last_exc: Exception | None = None
-    message = ""
-    status: int | None = None
-    for attempt in range(attempts):
-        retry_after: float | None = None
+    attempts = _Attempts(url, timeout=timeout, retries=retries, backoff=backoff, error=error, max_delay=max_delay)
+    for attempt in range(attempts.count):
         try:
             response = await client.post(url, json=json, headers=dict(headers or {}), timeout=timeout)
-        except httpx.TimeoutException as exc:
-            last_exc, status = exc, None
-            message = f"POST {url} timed out after {timeout}s"
-        except httpx.TransportError as exc:
-            last_exc, status = exc, None
-            message = f"POST {url} failed: {type(exc).__name__}: {exc}"
+        except (httpx.TimeoutException, httpx.TransportError) as exc:
+            attempts.failed(exc)
         else:
-            status = response.status_code
-            if 200 <= status < 300:
-                try:
-                    return response.json()
-                except (ValueError, UnicodeDecodeError) as exc:
-                    snippet = response.text[:200] if response.content else ""
-                    raise _make(error, f"POST {url}: the server answered malformed JSON: {snippet!r}", status) from exc
-            message = f"POST {url} answered HTTP {status}: {server_message(response)}"
-            if status not in RETRY_STATUSES:
-                raise _make(error, message, status)
-            last_exc = None
-            retry_after = parse_retry_after(response.headers.get("retry-after"))
-        if attempt + 1 < attempts:
-            await sleep(_delay(attempt, backoff, retry_after, max_delay))
-    suffix = f" (after {attempts} attempts)" if attempts > 1 else ""
-    exc_out = _make(error, message + suffix, status)
-    if last_exc is not None:
-        raise exc_out from last_exc
-    raise exc_out
+            done, answer = attempts.answered(response)
+            if done:
+                return answer
+        if (wait := attempts.wait(attempt)) is not None:
+            await sleep(wait)
+    attempts.raise_failure()

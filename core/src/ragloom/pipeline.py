@@ -700,23 +700,23 @@ class PipelineBuilder:
             self._fields[stage] = ComponentSpec(type=f"<{type(component).__name__}>")
         return self
 
-    def chunker(self, component: Any, /, **options: Any) -> PipelineBuilder:
+    def chunker(self, component: str | Chunker, /, **options: Any) -> PipelineBuilder:
         """The chunker: a registered name with options, or an instance."""
         return self._stage("chunker", component, options)
 
-    def embedder(self, component: Any, /, **options: Any) -> PipelineBuilder:
+    def embedder(self, component: str | Embedder, /, **options: Any) -> PipelineBuilder:
         """The embedder: a registered name with options, or an instance."""
         return self._stage("embedder", component, options)
 
-    def store(self, component: Any, /, **options: Any) -> PipelineBuilder:
+    def store(self, component: str | Store, /, **options: Any) -> PipelineBuilder:
         """The store: a registered name with options, or an instance."""
         return self._stage("store", component, options)
 
-    def retriever(self, component: Any, /, **options: Any) -> PipelineBuilder:
+    def retriever(self, component: str | Retriever, /, **options: Any) -> PipelineBuilder:
         """The retriever: a registered name with options, or an instance."""
         return self._stage("retriever", component, options)
 
-    def reranker(self, component: Any, /, **options: Any) -> PipelineBuilder:
+    def reranker(self, component: str | Reranker, /, **options: Any) -> PipelineBuilder:
         """The reranker: a registered name with options, or an instance."""
         return self._stage("reranker", component, options)
 

@@ -14,13 +14,16 @@ private and may change without notice. What is here, by job:
   the errors, :class:`Secret` (a reference to an environment variable);
 - **HTTP**: :class:`HTTPOptions` (the one options class: ``base_url``,
   ``api_key``, ``timeout``, ``max_retries``, ``backoff``), :class:`JSONClient`,
-  :func:`post_json`, :func:`parse_retry_after`, :func:`check_http_url`;
+  :func:`post_json`, :func:`parse_retry_after`, :func:`check_http_url`; for the async path
+  (``aingest``/``aquery`` run the pipeline in worker threads): :func:`bridge` (run a
+  coroutine on the caller's event loop from such a worker) and :class:`AsyncClients` (one
+  ``httpx.AsyncClient`` per event loop);
 - **loaders**: :func:`decode_text`, :func:`bom_encoding`, :func:`check_text_chars`,
   :data:`DEFAULT_MAX_TEXT_CHARS`, :func:`file_metadata`, and HTML:
   :func:`decode_html`, :func:`extract_html`, :func:`html_metadata`, :class:`HtmlContent`;
 - **chunkers**: :func:`spans_to_chunks`, :func:`fingerprint_of`;
 - **embedders**: :func:`batched`, :func:`embed_in_batches`, :func:`check_embeddings`;
-- **stores**: :data:`KEYWORD_SEARCH`, :data:`VECTORS`, :func:`check_write`,
+- **stores**: :data:`KEYWORD_SEARCH`, :data:`VECTORS`, :data:`DOCUMENT_SOURCE_TYPE` (the only rows reads see), :func:`check_write`,
   :func:`normalize_rows`, the keyword index (:class:`BM25Index`, :class:`BM25Config`)
   for stores without native BM25 and its text analysis (:class:`Analyzer`,
   :class:`AnalyzerConfig`) for stores with their own index, and filters: the parsed tree
@@ -36,6 +39,7 @@ private and may change without notice. What is here, by job:
 Conformance suites for your components are in :mod:`ragloom.testing`.
 """
 
+from ragloom.aio import AsyncClients, bridge
 from ragloom.analysis import Analyzer, AnalyzerConfig
 from ragloom.chunkers.base import fingerprint_of, spans_to_chunks
 from ragloom.embedders.base import DEFAULT_BATCH_SIZE, batched, check_embeddings, embed_in_batches
@@ -85,7 +89,7 @@ from ragloom.stores.base import (
     normalize_rows,
 )
 from ragloom.structuring import Secret, structure_options
-from ragloom.types import Chunk, Document, Result
+from ragloom.types import DOCUMENT_SOURCE_TYPE, Chunk, Document, Result
 
 #: The modules a plugin may import; every other ``ragloom.*`` module is private.
 PUBLIC_MODULES = ("ragloom", "ragloom.plugin", "ragloom.testing")
@@ -94,6 +98,7 @@ __all__ = [
     "Analyzer",
     "AnalyzerConfig",
     "And",
+    "AsyncClients",
     "BM25Config",
     "BM25Index",
     "BlockedAddressError",
@@ -104,6 +109,7 @@ __all__ = [
     "ConfigError",
     "DEFAULT_BATCH_SIZE",
     "DEFAULT_MAX_TEXT_CHARS",
+    "DOCUMENT_SOURCE_TYPE",
     "DimensionMismatchError",
     "Document",
     "Embedder",
@@ -144,6 +150,7 @@ __all__ = [
     "WriteSession",
     "batched",
     "bom_encoding",
+    "bridge",
     "check_embeddings",
     "check_http_url",
     "check_text_chars",

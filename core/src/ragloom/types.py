@@ -62,6 +62,10 @@ class Document:
         )
 
 
+#: The ``source_type`` of ingested content: the only kind of row retrieval sees.
+DOCUMENT_SOURCE_TYPE = "document"
+
+
 @attrs.frozen(kw_only=True)
 class Chunk:
     """A span of a document: ``document.text[start:end] == text``."""
@@ -77,6 +81,10 @@ class Chunk:
     tags: tuple[str, ...] = attrs.field(factory=tuple, converter=_freeze_tags)
     content_hash: str = ""
     metadata_hash: str = ""
+    #: what kind of row this is: ``"document"`` for ingested content; stores scope every
+    #: read to ``"document"`` rows, so other rows an application writes into the same
+    #: table (agent memory, say) never come back as results. Not part of either hash.
+    source_type: str = DOCUMENT_SOURCE_TYPE
 
 
 #: Metadata keys that locate a document inside its file (CSV row and line, JSONL line, JSON item, PDF page).

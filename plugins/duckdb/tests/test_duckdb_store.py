@@ -237,7 +237,7 @@ def test_stats_and_repr(tmp_path: Path) -> None:
         store.checkpoint()
         stats = store.stats(NS)
         assert stats["chunks"] == 4 and stats["sources"] == 1 and stats["documents"] == 1
-        assert stats["dimension"] == 8 and stats["file_size"] > 0 and stats["schema_version"] == SCHEMA_VERSION == 2
+        assert stats["dimension"] == 8 and stats["file_size"] > 0 and stats["schema_version"] == SCHEMA_VERSION == 3
         assert "s.duckdb" in repr(store)
     with pytest.raises(StoreError, match="closed"):
         store.count(NS)
@@ -359,7 +359,7 @@ def test_a_version_1_file_is_upgraded_on_open(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="without read_only"):
         DuckDBStore(DuckDBStoreConfig(read_only=True), path=path)
     with DuckDBStore(path=path) as store:
-        assert store.stats(NS)["schema_version"] == 2
+        assert store.stats(NS)["schema_version"] == 3
         state = store.source_states(NS, ["/old.md"])["/old.md"]
         assert state.documents == {"d": "h"} and state.metadata == {"d": ""}
         _commit(store, "/new.md", 2, seed=3, metadata_hash="m")

@@ -37,7 +37,19 @@ def off_loopback_connections(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str,
             raise httpcore.ConnectError(f"test safety net: no connections to {host}")
         return original(self, host, port, *args, **kwargs)
 
+    async def aguarded(self: Any, host: str, port: int, *args: Any, **kwargs: Any) -> Any:
+        try:
+            loopback = ipaddress.ip_address(host).is_loopback
+        except ValueError:
+            loopback = False
+        if not loopback:
+            attempts.append((host, port))
+            raise httpcore.ConnectError(f"test safety net: no connections to {host}")
+        return await original_async(self, host, port, *args, **kwargs)
+
+    original_async = httpcore.AnyIOBackend.connect_tcp
     monkeypatch.setattr(httpcore.SyncBackend, "connect_tcp", guarded)
+    monkeypatch.setattr(httpcore.AnyIOBackend, "connect_tcp", aguarded)  # the async path (aingest)
     return attempts
 
 

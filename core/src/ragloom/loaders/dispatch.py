@@ -51,6 +51,13 @@ class LoaderSet:
             loader = self._built[name] = self.registry.build_from_config(info, config, self.context)
         return loader
 
+    async def aclose(self) -> None:
+        """Close the async connection pools of the loaders built so far (the web loader's, for one)."""
+        for loader in list(self._built.values()):
+            closer = getattr(loader, "aclose", None)
+            if closer is not None:
+                await closer()
+
     def name_for(self, source: str) -> str | None:
         """Name of the loader for a URL (by scheme) or a file (by suffix), or None."""
         if is_url(source):
@@ -94,6 +101,10 @@ class AutoLoader:
     def get(self, name: str) -> Loader:
         """The loader registered as ``name``, built once with its options."""
         return self.loaders.get(name)
+
+    async def aclose(self) -> None:
+        """Close the dispatched loaders' async connection pools."""
+        await self.loaders.aclose()
 
     def load(self, source: str) -> Iterator[Document]:
         """Documents of every loadable file under ``source``."""

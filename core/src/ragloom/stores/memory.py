@@ -13,7 +13,7 @@ from ragloom.errors import DimensionMismatchError, StoreError
 from ragloom.filters import FilterNode, compile_predicate
 from ragloom.keyword import BM25Config, BM25Index
 from ragloom.stores.base import KEYWORD_SEARCH, VECTORS, SourceState, check_write, normalize_rows
-from ragloom.types import Chunk, Result
+from ragloom.types import DOCUMENT_SOURCE_TYPE, Chunk, Result
 
 
 @attrs.frozen(kw_only=True)
@@ -28,7 +28,9 @@ class MemoryStore:
     """Exact cosine search over an in-process float32 matrix.
 
     Rows are appended; deleted rows are masked and compacted when they are the
-    majority. One lock guards writes and the snapshot a search takes, so a
+    majority. Only rows whose ``source_type`` is ``"document"`` are read back
+    (searched, counted, listed as sources); rows of other kinds are stored beside
+    them and never returned. One lock guards writes and the snapshot a search takes, so a
     commit is atomic for readers. A BM25 index per namespace holds exactly the
     visible chunks: rows enter it when committed and leave it when deleted.
     """
@@ -46,6 +48,7 @@ class MemoryStore:
         self._row_namespace = np.zeros(0, dtype=np.int32)
         self._row_generation = np.zeros(0, dtype=np.int64)
         self._visible = np.zeros(0, dtype=bool)
+        self._document = np.zeros(0, dtype=bool)  # source_type == "document"
         self._alive = np.zeros(0, dtype=bool)
         self._committed: dict[tuple[str, str], int] = {}
         self._max_generation: dict[tuple[str, str], int] = {}
@@ -71,7 +74,7 @@ class MemoryStore:
         if self._size:
             vectors[: self._size] = self._vectors[: self._size]
         self._vectors = vectors
-        for name, dtype in (("_row_namespace", np.int32), ("_row_generation", np.int64), ("_visible", bool), ("_alive", bool)):
+        for name, dtype in (("_row_namespace", np.int32), ("_row_generation", np.int64), ("_visible", bool), ("_document", bool), ("_alive", bool)):
             old = getattr(self, name)
             new = np.zeros(new_capacity, dtype=dtype)
             new[: self._size] = old[: self._size]
@@ -127,7 +130,7 @@ class MemoryStore:
         for index in self._keyword.values():
             index.remap(renumber)
         self._vectors[: len(keep)] = self._vectors[keep]
-        for name in ("_row_namespace", "_row_generation", "_visible", "_alive"):
+        for name in ("_row_namespace", "_row_generation", "_visible", "_document", "_alive"):
             array = getattr(self, name)
             array[: len(keep)] = array[keep]
             array[len(keep) : self._size] = 0
@@ -151,7 +154,7 @@ class MemoryStore:
         metadata: dict[str, str] = {}
         for row in self._rows_by_source.get(key, ()):
             chunk = self._chunks[row]
-            if chunk is not None and self._visible[row]:
+            if chunk is not None and self._visible[row] and self._document[row]:
                 documents[chunk.document_id] = chunk.content_hash
                 metadata[chunk.document_id] = chunk.metadata_hash
         return SourceState(
@@ -189,6 +192,7 @@ class MemoryStore:
         self._row_namespace[start:end] = self._code(namespace)
         self._row_generation[start:end] = generation
         self._visible[start:end] = False
+        self._document[start:end] = [c.source_type == DOCUMENT_SOURCE_TYPE for c in chunks]
         self._alive[start:end] = True
         self._chunks.extend(chunks)
         self._size = end
@@ -241,6 +245,7 @@ class MemoryStore:
                     removed += int(self._visible[row] and chunk.document_id not in carried)
                     doomed.append(row)
             self._kill(doomed)
+            shown = [row for row in shown if self._document[row]]
             if shown:
                 shown.sort()
                 self._keyword_index(namespace).add(shown, [self._chunks[r].text for r in shown])  # type: ignore[union-attr]
@@ -264,7 +269,7 @@ class MemoryStore:
         if code is None:
             return np.zeros(0, dtype=np.int64)
         size = self._size
-        rows = np.flatnonzero(self._visible[:size] & (self._row_namespace[:size] == code))
+        rows = np.flatnonzero(self._visible[:size] & self._document[:size] & (self._row_namespace[:size] == code))
         if filter is None or len(rows) == 0:
             return rows
         predicate = compile_predicate(filter)
@@ -343,7 +348,7 @@ class MemoryStore:
             return sorted(
                 source
                 for (ns, source), rows in self._rows_by_source.items()
-                if ns == namespace and any(self._visible[r] for r in rows)
+                if ns == namespace and any(self._visible[r] and self._document[r] for r in rows)
             )
 
     def source_counts(self, namespace: str) -> dict[str, int]:

@@ -704,6 +704,49 @@ class StoreContract:
         with pytest.raises(StoreError):
             store.get_vectors("elsewhere", [chunks[0].id])
 
+    # ------------------------------------------------------------------ source types
+
+    def test_rows_of_another_source_type_are_never_returned(self, store: Any) -> None:
+        """Rows an application writes with another ``source_type`` share the store but never come back."""
+        import attrs
+
+        documents = make_chunks("/a.md", 2, texts=["lamp of the document", "second document chunk"])
+        memory = [
+            attrs.evolve(c, source_type="memory")
+            for c in make_chunks("/a.md", 2, part="memory", texts=["lamp remembered by the agent", "another memory"])
+        ]
+        only_memory = [attrs.evolve(c, source_type="memory") for c in make_chunks("/agent", 1, texts=["lamp agent memory"])]
+        vectors = _vectors(2, 1)
+        with store.session(NS) as session:
+            stage = session.stage("/a.md")
+            stage.write(documents, vectors)
+            stage.write(memory, vectors * 2)  # the same directions: a search cannot tell them apart by score
+            stage.commit()
+            stage = session.stage("/agent")
+            stage.write(only_memory, vectors[:1])
+            stage.commit()
+        document_ids = sorted(c.id for c in documents)
+        assert store.count(NS) == 2
+        assert store.sources(NS) == ["/a.md"]
+        assert store.stats(NS)["chunks"] == 2 and store.stats(NS)["sources"] == 1
+        assert sorted(self._ids(store.search(NS, vectors[0], top_k=10))) == document_ids
+        assert sorted(self._ids(self._all(store))) == document_ids
+        state = self._state(store, "/a.md")
+        assert set(state.documents) == {documents[0].document_id}
+        assert not self._state(store, "/agent").documents
+        if KEYWORD_SEARCH in store.capabilities:
+            assert self._ids(store.keyword_search(NS, "lamp", top_k=10, filter=None)) == [documents[0].id]
+            assert self._ids(store.keyword_search(NS, "lamp", top_k=10, filter=parse_filter({"source": "/agent"}))) == []
+        assert self._ids(store.search(NS, vectors[0], top_k=10, filter=parse_filter({"source": "/agent"}))) == []
+        if VECTORS in store.capabilities:
+            assert store.get_vectors(NS, [documents[0].id]).shape == (1, DIM)
+            with pytest.raises(StoreError):
+                store.get_vectors(NS, [memory[0].id])
+        # ingesting the source again through a pipeline-style stage leaves the scoping intact
+        self._commit(store, documents[:1], vectors[:1])
+        assert self._ids(store.search(NS, vectors[0], top_k=10)) == [documents[0].id]
+        assert store.sources(NS) == ["/a.md"]
+
     # ------------------------------------------------------------------ through a pipeline
 
     def test_pipeline_reingest_unchanged_embeds_nothing(self, store: Any, tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ from typing import Any
 from ragloom.plugin import StoreError
 
 SCHEMA_NAME = "ragloom-duckdb"
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 #: Settings of every database instance the store opens. Embedding floats do not
 #: compress (ALP/ALPRD analysis made bulk inserts and checkpoints ~1.5x slower and

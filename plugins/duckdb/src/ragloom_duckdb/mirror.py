@@ -6,7 +6,9 @@ scan of the table (milliseconds at 100k rows), so the store keeps the
 (normalised) vectors of the file in one float32 matrix and the records needed
 to build a Result (:data:`Payload`) in a list beside it. Both are loaded once
 from the file on the first search and then changed by the store in the same
-critical section as the transaction that changes the file. Rows are identified by the ``row_id``
+critical section as the transaction that changes the file. Rows whose
+``source_type`` is not ``document`` are held (their row ids keep the order) but
+never become visible, so no search returns them. Rows are identified by the ``row_id``
 column, kept in ascending order (row ids only grow), so a row id maps to its
 position with a binary search. Deleted rows are masked and compacted into new
 arrays when they are the majority.
@@ -32,6 +34,7 @@ class VectorMirror:
         self.row_ids = np.zeros(0, dtype=np.int64)
         self.namespaces = np.zeros(0, dtype=np.int32)
         self.visible = np.zeros(0, dtype=bool)
+        self.documents = np.zeros(0, dtype=bool)  # source_type == "document": may become visible
         self.vectors = np.zeros((0, dim), dtype=np.float32)
         self.payloads: list[Payload | None] = []
         self._codes: dict[str, int] = {}
@@ -49,16 +52,22 @@ class VectorMirror:
         if needed <= capacity:
             return
         new_capacity = max(needed, capacity * 2, 1024)
-        for name, shape in (("row_ids", None), ("namespaces", None), ("visible", None), ("vectors", self.dim)):
+        for name, shape in (("row_ids", None), ("namespaces", None), ("visible", None), ("documents", None), ("vectors", self.dim)):
             old = getattr(self, name)
             new = np.zeros((new_capacity, shape) if shape else new_capacity, dtype=old.dtype)
             new[: self.size] = old[: self.size]
             setattr(self, name, new)
 
     def append(
-        self, row_ids: np.ndarray, namespaces: str, visible: np.ndarray | bool, vectors: np.ndarray, payloads: list[Payload]
+        self,
+        row_ids: np.ndarray,
+        namespaces: str,
+        visible: np.ndarray | bool,
+        vectors: np.ndarray,
+        payloads: list[Payload],
+        documents: np.ndarray | bool = True,
     ) -> None:
-        """Add rows whose ids are all greater than every id present."""
+        """Add rows whose ids are all greater than every id present (``documents``: which are ``document`` rows)."""
         count = len(row_ids)
         if count == 0:
             return
@@ -68,18 +77,28 @@ class VectorMirror:
         start, end = self.size, self.size + count
         self.row_ids[start:end] = row_ids
         self.namespaces[start:end] = self.code(namespaces, create=True) or 0  # create=True always gives a code
-        self.visible[start:end] = visible
+        self.documents[start:end] = documents
+        self.visible[start:end] = self.documents[start:end] & visible
         self.vectors[start:end] = vectors
         self.payloads.extend(payloads)
         self.size = end
 
-    def load(self, row_ids: np.ndarray, namespaces: list[str], visible: np.ndarray, vectors: np.ndarray, payloads: list[Payload]) -> None:
+    def load(
+        self,
+        row_ids: np.ndarray,
+        namespaces: list[str],
+        visible: np.ndarray,
+        vectors: np.ndarray,
+        payloads: list[Payload],
+        documents: np.ndarray,
+    ) -> None:
         """Fill an empty mirror with the rows of the file, in ascending row id order."""
         names = sorted(set(namespaces))
         codes = {name: self.code(name, create=True) for name in names}
         self.row_ids = np.asarray(row_ids, dtype=np.int64)
         self.namespaces = np.fromiter((codes[n] for n in namespaces), dtype=np.int32, count=len(namespaces))
-        self.visible = np.asarray(visible, dtype=bool)
+        self.documents = np.asarray(documents, dtype=bool)
+        self.visible = np.asarray(visible, dtype=bool) & self.documents
         self.vectors = np.ascontiguousarray(vectors, dtype=np.float32).reshape(len(row_ids), self.dim)
         self.payloads = list(payloads)
         self.size = len(row_ids)
@@ -93,9 +112,11 @@ class VectorMirror:
         found = (present[where] == ids) if self.size else np.zeros(len(ids), dtype=bool)
         return where[found]
 
-    def show(self, row_ids: np.ndarray) -> None:
-        """Mark rows visible."""
-        self.visible[self.positions(row_ids)] = True
+    def show(self, row_ids: np.ndarray) -> np.ndarray:
+        """Mark rows visible (rows of another ``source_type`` stay invisible); return the row ids now visible."""
+        where = self.positions(row_ids)
+        self.visible[where] = self.documents[where]
+        return self.row_ids[where[self.documents[where]]]
 
     def drop(self, row_ids: np.ndarray) -> None:
         """Forget rows (masked now, compacted later)."""
@@ -114,6 +135,7 @@ class VectorMirror:
         self.row_ids = self.row_ids[keep]
         self.namespaces = self.namespaces[keep]
         self.visible = self.visible[keep]
+        self.documents = self.documents[keep]
         self.vectors = self.vectors[keep]
         self.payloads = [self.payloads[i] for i in keep.tolist()]
         self.size = len(keep)

@@ -8,9 +8,9 @@
     chunks(row_id, namespace, source, document_id, chunk_id, chunk_index,
            generation, text, start_offset, end_offset,
            metadata JSON, tags VARCHAR[], content_hash, vector FLOAT[dim],
-           metadata_hash)
-    visible_chunks                     view: the chunks whose generation is their
-                                       source's committed one
+           metadata_hash, source_type)
+    visible_chunks                     view: the ``document`` chunks whose generation
+                                       is their source's committed one
 
 A row is visible exactly when its generation is the committed generation of its
 source, so a commit changes one ``sources`` row (plus the relabelled kept
@@ -18,7 +18,11 @@ documents) instead of updating every new row. ``chunks`` and the view are
 created by the first write, when the dimension is known. Vectors are stored
 L2-normalised. ``content_hash`` covers a document's text, chunker and embedder;
 ``metadata_hash`` its metadata and tags (schema version 2 added it: a version 1
-file gains the column, empty, when opened writable).
+file gains the column, empty, when opened writable). ``source_type`` says what
+kind of row it is (``document`` for ingested content; schema version 3 added it
+and an older file gains it, every row ``document``, when opened writable): every
+read goes through ``visible_chunks``, which holds only ``document`` rows, so rows
+of other kinds an application writes into the same table are never returned.
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ CHUNK_COLUMNS = (
     "content_hash",
     "vector",
     "metadata_hash",
+    "source_type",
 )
 
 
@@ -54,13 +59,15 @@ def chunks_ddl(dim: int) -> str:
         "document_id VARCHAR NOT NULL, chunk_id VARCHAR NOT NULL, chunk_index INTEGER NOT NULL, "
         "generation BIGINT NOT NULL, text VARCHAR NOT NULL, "
         "start_offset BIGINT NOT NULL, end_offset BIGINT NOT NULL, metadata JSON, tags VARCHAR[], "
-        f"content_hash VARCHAR NOT NULL, vector FLOAT[{int(dim)}] NOT NULL, metadata_hash VARCHAR NOT NULL DEFAULT '')"
+        f"content_hash VARCHAR NOT NULL, vector FLOAT[{int(dim)}] NOT NULL, metadata_hash VARCHAR NOT NULL DEFAULT '', "
+        "source_type VARCHAR NOT NULL DEFAULT 'document')"
     )
 
 
 VISIBLE_VIEW_DDL = (
     "CREATE VIEW visible_chunks AS SELECT c.* FROM chunks c JOIN sources s "
-    "ON c.namespace = s.namespace AND c.source = s.source AND c.generation = s.generation"
+    "ON c.namespace = s.namespace AND c.source = s.source AND c.generation = s.generation "
+    "WHERE c.source_type = 'document'"
 )
 
 
@@ -122,6 +129,10 @@ def _upgrade(cursor: Any, version: int, *, has_chunks: bool) -> None:
     cursor.execute("BEGIN")
     if version < 2 and has_chunks:  # 2: metadata_hash beside content_hash (metadata-only updates)
         cursor.execute("ALTER TABLE chunks ADD COLUMN metadata_hash VARCHAR DEFAULT ''")
+    if version < 3 and has_chunks:  # 3: source_type; every existing row is ingested content
+        cursor.execute("ALTER TABLE chunks ADD COLUMN source_type VARCHAR DEFAULT 'document'")
+        cursor.execute("UPDATE chunks SET source_type = 'document' WHERE source_type IS NULL")
+    if has_chunks:  # the view's column list and scope follow the table
         cursor.execute("DROP VIEW visible_chunks")
         cursor.execute(VISIBLE_VIEW_DDL)
     cursor.execute("UPDATE ragloom_meta SET value = ? WHERE key = 'schema_version'", [str(SCHEMA_VERSION)])

@@ -255,6 +255,7 @@ def batch_table(namespace: str, buffer: Sequence[_Written], first_row_id: int) -
             "tags": pa.array([list(c.tags) for c in chunks], type=pa.list_(pa.string())),
             "content_hash": [c.content_hash for c in chunks],
             "metadata_hash": [c.metadata_hash for c in chunks],
+            "source_type": [c.source_type for c in chunks],
             "vector": pa.FixedSizeListArray.from_arrays(pa.array(vectors.reshape(-1)), dim),
         }
     )

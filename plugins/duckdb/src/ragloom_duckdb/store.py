@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from ragloom.plugin import (
+    DOCUMENT_SOURCE_TYPE,
     KEYWORD_SEARCH,
     VECTORS,
     BM25Index,
@@ -133,7 +134,8 @@ class DuckDBStore:
             if db.dim is not None:
                 qualified = ", ".join(f"c.{name}" for name in _PAYLOAD_COLUMNS.split(", "))
                 table = cursor.execute(
-                    f"SELECT c.row_id, c.namespace, s.generation IS NOT NULL AS visible, c.vector, {qualified} FROM chunks c "
+                    f"SELECT c.row_id, c.namespace, s.generation IS NOT NULL AS visible, c.source_type = 'document' AS document, "
+                    f"c.vector, {qualified} FROM chunks c "
                     "LEFT JOIN sources s ON c.namespace = s.namespace AND c.source = s.source AND c.generation = s.generation "
                     "ORDER BY c.row_id"
                 ).arrow()
@@ -147,6 +149,7 @@ class DuckDBStore:
                         table.column("visible").to_numpy(zero_copy_only=False),
                         table.column("vector").combine_chunks().flatten().to_numpy(zero_copy_only=False),
                         list(zip(*columns, strict=True)),
+                        table.column("document").to_numpy(zero_copy_only=False),
                     )
             db.mirror = mirror
         return db.mirror
@@ -169,8 +172,8 @@ class DuckDBStore:
         if db.mirror is not None:
             if dropped:
                 db.mirror.drop(np.asarray(dropped, dtype=np.int64))
-            if shown:
-                db.mirror.show(np.asarray(shown, dtype=np.int64))
+            if shown:  # rows of another source_type are never shown, indexed or searched
+                shown = db.mirror.show(np.asarray(shown, dtype=np.int64)).tolist()
         if db.hnsw is not None and db.mirror is not None:
             db.hnsw.apply(db.mirror, np.asarray(shown, dtype=np.int64), np.asarray(dropped, dtype=np.int64))
         index = db.keyword.get(namespace)
@@ -440,7 +443,7 @@ class DuckDBStore:
             rows = self._with_names(
                 self._cursor(),
                 survivors,
-                "SELECT count(*) FROM chunks WHERE namespace = ? AND source = ? AND generation = ? "
+                "SELECT count(*) FROM chunks WHERE namespace = ? AND source = ? AND generation = ? AND source_type = 'document' "
                 "AND document_id NOT IN (SELECT name FROM ragloom_names)",
                 [namespace, source, generation],
             )
@@ -603,7 +606,8 @@ class DuckDBStore:
                         (c.id, c.document_id, c.text, c.source, meta, c.start, c.end, tuple(c.tags))
                         for c, meta in zip(chunks, metadata_json, strict=True)
                     ]
-                    db.mirror.append(row_ids, namespace, False, vectors, payloads)
+                    documents = np.fromiter((c.source_type == DOCUMENT_SOURCE_TYPE for c in chunks), dtype=bool, count=len(chunks))
+                    db.mirror.append(row_ids, namespace, False, vectors, payloads, documents)
             if updated and db.mirror is not None:
                 mirror = db.mirror
                 ids = np.asarray([r[0] for r in updated], dtype=np.int64)

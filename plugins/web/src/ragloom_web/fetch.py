@@ -14,12 +14,20 @@ import datetime
 import re
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import attrs
 import httpx
 
-from ragloom.plugin import BlockedAddressError, ResponseTooLargeError, RobotsDisallowedError, WebLoaderError, parse_retry_after
+from ragloom.plugin import (
+    AsyncClients,
+    BlockedAddressError,
+    ResponseTooLargeError,
+    RobotsDisallowedError,
+    WebLoaderError,
+    bridge,
+    parse_retry_after,
+)
 from ragloom_web.addresses import AddressGuard
 from ragloom_web.config import WebLoaderConfig
 from ragloom_web.decoding import ACCEPT_ENCODING, PIECE, decode_stream, parse_content_encoding
@@ -115,6 +123,7 @@ class Fetcher:
         robots: RobotsCache,
         throttle: HostThrottle,
         secret_headers: dict[str, str] | None = None,
+        async_clients: AsyncClients | None = None,
     ):
         self.config = config
         self.guard = guard
@@ -122,6 +131,7 @@ class Fetcher:
         self.robots = robots
         self.throttle = throttle
         self.secret_headers = dict(secret_headers or {})
+        self.async_clients = async_clients
 
     # ------------------------------------------------------------------ public
 
@@ -239,65 +249,101 @@ class Fetcher:
 
     def _once(self, url: ParsedURL, deadline: float, *, send_secrets: bool, max_bytes: int, on_too_large: str) -> Fetched | _Redirect:
         request = self.client.build_request("GET", url.url, headers=self._headers(send_secrets), timeout=self._timeout(deadline))
+        if self.async_clients is not None:
+            bridged, response = bridge(lambda: self._asend(request, deadline))
+            if bridged:
+                assert response is not None
+                return self._areceive(response, url, deadline, max_bytes=max_bytes, on_too_large=on_too_large)
         with exchange_deadline(deadline):
             return self._send(request, url, deadline, max_bytes=max_bytes, on_too_large=on_too_large)
 
     def _send(self, request: httpx.Request, url: ParsedURL, deadline: float, *, max_bytes: int, on_too_large: str) -> Fetched | _Redirect:
-        try:
+        with self._errors(deadline, body=False):
             response = self.client.send(request, stream=True)
-        except httpx.TimeoutException as exc:
-            if time.monotonic() >= deadline:
-                raise WebLoaderError(f"timed out: total_timeout of {self.config.total_timeout}s exceeded before the response headers arrived") from None
-            raise _Retryable(WebLoaderError(f"timed out ({type(exc).__name__})")) from None
-        except httpx.TransportError as exc:
-            raise _Retryable(WebLoaderError(f"connection failed: {exc or type(exc).__name__}")) from None
-        except httpx.InvalidURL as exc:  # httpx prepares the next request of a redirect even when not following it
-            raise WebLoaderError(f"redirect refused: the Location header is not a usable URL ({exc})") from None
-        except httpx.HTTPError as exc:
-            raise WebLoaderError(f"request failed: {exc or type(exc).__name__}") from None
         try:
-            status = response.status_code
-            if status in REDIRECT_STATUSES:
-                location = response.headers.get("location")
-                if not location:
-                    raise WebLoaderError(f"HTTP {status} redirect without a Location header")
-                return _Redirect(location)
-            mime, charset = parse_content_type(response.headers.get("content-type"))
-            body, truncated = b"", False
-            if 200 <= status < 300:
-                body, truncated = self._read_body(response, deadline, max_bytes, on_too_large)
-            return Fetched(
-                url=url.url,
-                requested_url=url.url,
-                status=status,
-                content_type=mime,
-                charset=charset,
-                body=body,
-                truncated=truncated,
-                fetched_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-                retry_after=parse_retry_after(response.headers.get("retry-after")) if status in RETRY_STATUSES else None,
-            )
-        except httpx.TimeoutException as exc:
-            if time.monotonic() >= deadline:
-                raise WebLoaderError(f"timed out: total_timeout of {self.config.total_timeout}s exceeded while reading the body") from None
-            raise _Retryable(WebLoaderError(f"timed out reading the body ({type(exc).__name__})")) from None
-        except httpx.TransportError as exc:
-            raise _Retryable(WebLoaderError(f"connection failed while reading the body: {exc or type(exc).__name__}")) from None
-        except httpx.HTTPError as exc:
-            raise WebLoaderError(f"reading the response failed: {exc or type(exc).__name__}") from None
+            with self._errors(deadline, body=True):
+                return self._outcome(response, url, lambda: self._read_body(response.headers, response.iter_raw(), deadline, max_bytes, on_too_large))
         finally:
             response.close()
 
-    def _read_body(self, response: httpx.Response, deadline: float, max_bytes: int, on_too_large: str) -> tuple[bytes, bool]:
-        codings = parse_content_encoding(response.headers.get("content-encoding"))
-        declared = response.headers.get("content-length")
+    # the async path: the same steps in this worker thread, each network wait on the caller's event loop
+
+    async def _asend(self, request: httpx.Request, deadline: float) -> httpx.Response:
+        assert self.async_clients is not None
+        with exchange_deadline(deadline), self._errors(deadline, body=False):
+            return await self.async_clients.get().send(request, stream=True)
+
+    def _areceive(self, response: httpx.Response, url: ParsedURL, deadline: float, *, max_bytes: int, on_too_large: str) -> Fetched | _Redirect:
+        raw = response.aiter_raw()
+
+        async def next_piece() -> bytes | None:
+            with exchange_deadline(deadline):
+                try:
+                    return await raw.__anext__()
+                except StopAsyncIteration:
+                    return None
+
+        def pieces() -> Iterator[bytes]:
+            while (piece := bridge(next_piece)[1]) is not None:
+                yield piece
+
+        try:
+            with self._errors(deadline, body=True):
+                return self._outcome(response, url, lambda: self._read_body(response.headers, pieces(), deadline, max_bytes, on_too_large))
+        finally:
+            bridge(response.aclose)
+
+    @contextlib.contextmanager
+    def _errors(self, deadline: float, *, body: bool) -> Iterator[None]:
+        """httpx's failures (before the headers, or ``body``: while reading it) as WebLoaderErrors; timeouts and
+        connection failures retryable until the deadline."""
+        try:
+            yield
+        except httpx.TimeoutException as exc:
+            if time.monotonic() >= deadline:
+                when = "while reading the body" if body else "before the response headers arrived"
+                raise WebLoaderError(f"timed out: total_timeout of {self.config.total_timeout}s exceeded {when}") from None
+            raise _Retryable(WebLoaderError(f"timed out{' reading the body' if body else ''} ({type(exc).__name__})")) from None
+        except httpx.TransportError as exc:
+            raise _Retryable(WebLoaderError(f"connection failed{' while reading the body' if body else ''}: {exc or type(exc).__name__}")) from None
+        except httpx.InvalidURL as exc:  # httpx prepares the next request of a redirect even when not following it
+            if body:
+                raise WebLoaderError(f"reading the response failed: {exc}") from None
+            raise WebLoaderError(f"redirect refused: the Location header is not a usable URL ({exc})") from None
+        except httpx.HTTPError as exc:
+            raise WebLoaderError(f"{'reading the response' if body else 'request'} failed: {exc or type(exc).__name__}") from None
+
+    def _outcome(self, response: httpx.Response, url: ParsedURL, body: Callable[[], tuple[bytes, bool]]) -> Fetched | _Redirect:
+        status = response.status_code
+        if status in REDIRECT_STATUSES:
+            location = response.headers.get("location")
+            if not location:
+                raise WebLoaderError(f"HTTP {status} redirect without a Location header")
+            return _Redirect(location)
+        mime, charset = parse_content_type(response.headers.get("content-type"))
+        data, truncated = body() if 200 <= status < 300 else (b"", False)
+        return Fetched(
+            url=url.url,
+            requested_url=url.url,
+            status=status,
+            content_type=mime,
+            charset=charset,
+            body=data,
+            truncated=truncated,
+            fetched_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            retry_after=parse_retry_after(response.headers.get("retry-after")) if status in RETRY_STATUSES else None,
+        )
+
+    def _read_body(self, headers: httpx.Headers, raw: Iterator[bytes], deadline: float, max_bytes: int, on_too_large: str) -> tuple[bytes, bool]:
+        codings = parse_content_encoding(headers.get("content-encoding"))
+        declared = headers.get("content-length")
         if not codings and declared and declared.isdigit() and int(declared) > max_bytes and on_too_large == "fail":
             raise ResponseTooLargeError(f"Content-Length {declared} is over max_response_bytes ({max_bytes})")
         raw_budget = max_bytes + max_bytes // 8 + PIECE
 
         def raw_chunks() -> Iterator[bytes]:
             seen = 0
-            for chunk in response.iter_raw():
+            for chunk in raw:
                 seen += len(chunk)
                 if seen > raw_budget:
                     raise ResponseTooLargeError(f"compressed body is over {raw_budget} bytes (max_response_bytes {max_bytes})")
@@ -318,4 +364,3 @@ class Fetcher:
         finally:
             pieces.close()
         return bytes(body), False
-

@@ -7,18 +7,23 @@ index) becomes one document per listed page, fetched concurrently (at most
 site ``politeness_delay`` apart). A failing page never loses the others: the
 good pages are yielded, then one :class:`WebLoaderError` lists the failures
 (``on_url_error = "skip"`` logs them instead).
+
+On the async path (``await pipeline.aingest(url)``) every request goes out on
+the caller's event loop through an ``httpx.AsyncClient`` with the same address
+guard, deadlines and limits; the crawl's worker threads carry that loop along.
 """
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import logging
 import ssl
 from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 
-from ragloom.plugin import Document, RagloomError, WebLoaderError
+from ragloom.plugin import AsyncClients, Document, RagloomError, WebLoaderError
 from ragloom_web.addresses import AddressGuard, Resolver, parse_networks, system_resolver
 from ragloom_web.config import WebLoaderConfig
 from ragloom_web.content import kind_of, to_document
@@ -26,7 +31,7 @@ from ragloom_web.decoding import decode_stream
 from ragloom_web.fetch import Fetched, Fetcher, HostThrottle
 from ragloom_web.robots import RobotsCache
 from ragloom_web.sitemap import parse_sitemap
-from ragloom_web.transport import make_client, make_ssl_context
+from ragloom_web.transport import make_async_client, make_client, make_ssl_context
 
 logger = logging.getLogger("ragloom_web")
 
@@ -46,17 +51,29 @@ class WebLoader:
         self.throttle = HostThrottle(self.config.per_host_concurrency, self.config.politeness_delay)
         self._secret_headers = {name: secret.get() for name, secret in self.config.secret_headers.items()}
         self._ssl_context: ssl.SSLContext | None = None
+        #: the async path's clients, one per event loop (closed by ``aclose``)
+        self.async_clients = AsyncClients(
+            lambda: make_async_client(self.guard, self.ssl_context(), max_connections=self.config.max_concurrency * 2)
+        )
+
+    def ssl_context(self) -> ssl.SSLContext:
+        """The TLS settings every connection uses, made once."""
+        if self._ssl_context is None:
+            self._ssl_context = make_ssl_context(verify=self.config.verify_tls, ca_bundle=self.config.ca_bundle)
+        return self._ssl_context
 
     @contextlib.contextmanager
     def fetcher(self) -> Iterator[Fetcher]:
         """A fetcher with its own connection pool, closed afterwards (robots rules and throttling are shared)."""
-        if self._ssl_context is None:
-            self._ssl_context = make_ssl_context(verify=self.config.verify_tls, ca_bundle=self.config.ca_bundle)
-        client = make_client(self.guard, self._ssl_context, max_connections=self.config.max_concurrency * 2)
+        client = make_client(self.guard, self.ssl_context(), max_connections=self.config.max_concurrency * 2)
         try:
-            yield Fetcher(self.config, self.guard, client, self.robots, self.throttle, self._secret_headers)
+            yield Fetcher(self.config, self.guard, client, self.robots, self.throttle, self._secret_headers, self.async_clients)
         finally:
             client.close()
+
+    async def aclose(self) -> None:
+        """Close this event loop's async connection pool."""
+        await self.async_clients.aclose()
 
     def load(self, source: str) -> Iterator[Document]:
         """One document for a page; one per listed page for a sitemap."""
@@ -134,7 +151,8 @@ class WebLoader:
         pool = ThreadPoolExecutor(max_workers=self.config.max_concurrency, thread_name_prefix="ragloom-web")
         try:
             for url in pending:
-                window.append((url, pool.submit(one, url)))
+                # each page in a copy of this context: on the async path the worker sends on the caller's loop
+                window.append((url, pool.submit(contextvars.copy_context().run, one, url)))
                 if len(window) >= self.config.max_concurrency * 2:
                     done_url, future = window.popleft()
                     yield done_url, future.result()

@@ -7,6 +7,10 @@ path resolves the name again. TLS is then started by httpcore with the
 original host name as SNI and for certificate verification; the ``Host``
 header is the original one too. Environment proxies are never used (a proxy
 would make the connection on our behalf, past the guard).
+
+The async path (``aingest``) gets the same guard and deadline through
+:class:`AsyncGuardedBackend` (the resolver runs in a worker thread, so a slow
+DNS answer never blocks the event loop).
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from collections.abc import Iterable, Iterator
 from contextvars import ContextVar
 from typing import Any
 
+import anyio.to_thread
 import httpcore
 import httpx
 
@@ -68,6 +73,28 @@ class DeadlineStream(httpcore.NetworkStream):
         return self._inner.get_extra_info(info)
 
 
+class AsyncDeadlineStream(httpcore.AsyncNetworkStream):
+    """The async twin of :class:`DeadlineStream`."""
+
+    def __init__(self, inner: httpcore.AsyncNetworkStream):
+        self._inner = inner
+
+    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return await self._inner.read(max_bytes, _bounded(timeout, httpcore.ReadTimeout))
+
+    async def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        await self._inner.write(buffer, _bounded(timeout, httpcore.WriteTimeout))
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def start_tls(self, ssl_context: ssl.SSLContext, server_hostname: str | None = None, timeout: float | None = None) -> httpcore.AsyncNetworkStream:
+        return AsyncDeadlineStream(await self._inner.start_tls(ssl_context, server_hostname, _bounded(timeout, httpcore.ConnectTimeout)))
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._inner.get_extra_info(info)
+
+
 class GuardedBackend(httpcore.NetworkBackend):
     """A network backend that connects only to addresses the guard checked."""
 
@@ -102,6 +129,40 @@ class GuardedBackend(httpcore.NetworkBackend):
         self._inner.sleep(seconds)
 
 
+class AsyncGuardedBackend(httpcore.AsyncNetworkBackend):
+    """The async twin of :class:`GuardedBackend`: the same guard, one lookup, checked addresses only."""
+
+    def __init__(self, guard: AddressGuard):
+        self.guard = guard
+        self._inner = httpcore.AnyIOBackend()
+
+    async def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[Any] | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        addresses = await anyio.to_thread.run_sync(self.guard.resolve, host)
+        error: Exception | None = None
+        for address in addresses:
+            try:
+                return AsyncDeadlineStream(await self._inner.connect_tcp(
+                    str(address), port, timeout=_bounded(timeout, httpcore.ConnectTimeout), local_address=local_address, socket_options=socket_options
+                ))
+            except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
+                error = exc
+        assert error is not None
+        raise error
+
+    async def connect_unix_socket(self, path: str, timeout: float | None = None, socket_options: Iterable[Any] | None = None) -> httpcore.AsyncNetworkStream:
+        raise httpcore.ConnectError("unix sockets are not used by the web loader")
+
+    async def sleep(self, seconds: float) -> None:
+        await self._inner.sleep(seconds)
+
+
 def make_ssl_context(*, verify: bool, ca_bundle: str | None) -> ssl.SSLContext:
     """Certificate checking against the host name (system-independent: certifi, or ``ca_bundle``)."""
     if not verify:
@@ -130,3 +191,19 @@ def make_client(guard: AddressGuard, ssl_context: ssl.SSLContext, *, max_connect
         network_backend=GuardedBackend(guard),
     )
     return httpx.Client(transport=transport, trust_env=False, follow_redirects=False)
+
+
+def make_async_client(guard: AddressGuard, ssl_context: ssl.SSLContext, *, max_connections: int = 10) -> httpx.AsyncClient:
+    """The async twin of :func:`make_client` (for the async path's event loop)."""
+    transport = httpx.AsyncHTTPTransport(verify=ssl_context, trust_env=False)
+    pool = getattr(transport, "_pool", None)
+    if not isinstance(pool, httpcore.AsyncConnectionPool):  # pragma: no cover - an httpx release changed its internals
+        raise RuntimeError("ragloom-web needs httpx 0.25–0.28 (AsyncHTTPTransport._pool is not an httpcore.AsyncConnectionPool)")
+    transport._pool = httpcore.AsyncConnectionPool(  # type: ignore[attr-defined]
+        ssl_context=ssl_context,
+        max_connections=max_connections,
+        max_keepalive_connections=max_connections,
+        keepalive_expiry=5.0,
+        network_backend=AsyncGuardedBackend(guard),
+    )
+    return httpx.AsyncClient(transport=transport, trust_env=False, follow_redirects=False)
