@@ -191,7 +191,8 @@ scored AS (SELECT h.row_id, sum(h.qtf * ln(1 + (stats.n - h.df + 0.5) / (h.df + 
 BM25_SQL = (
     _SCORED
     + """, top AS (SELECT row_id, score FROM scored ORDER BY score DESC, row_id LIMIT %(top_k)s)
-SELECT {columns}, t.score FROM top t JOIN {s}.chunks c ON c.row_id = t.row_id ORDER BY t.score DESC, c.row_id
+SELECT {columns}, t.score FROM top t JOIN {s}.chunks c ON c.row_id = t.row_id AND c.source_type = 'document'
+ORDER BY t.score DESC, c.row_id
 """
 )
 
@@ -200,7 +201,7 @@ BM25_FILTERED_SQL = (
     _SCORED
     + """
 SELECT {columns}, s.score FROM scored s JOIN {s}.chunks c ON c.row_id = s.row_id
-WHERE c.namespace = %(namespace)s AND {where}
+WHERE c.namespace = %(namespace)s AND c.source_type = 'document' AND {where}
 ORDER BY s.score DESC, c.row_id LIMIT %(top_k)s
 """
 )

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from ragloom.plugin import (
+    DOCUMENT_SOURCE_TYPE,
     KEYWORD_SEARCH,
     VECTORS,
     Analyzer,
@@ -66,8 +67,9 @@ _log = logging.getLogger(__name__)
 _RESULT_COLUMNS = "c.chunk_id, c.document_id, c.text, c.source, c.metadata, c.start_offset, c.end_offset, c.tags"
 _COPY_COLUMNS = (
     "row_id, namespace, source, generation, document_id, chunk_id, chunk_index, text, start_offset, end_offset, "
-    "metadata, tags, content_hash, metadata_hash, doc_length, vector"
+    "metadata, tags, content_hash, metadata_hash, doc_length, vector, source_type"
 )
+_DOCUMENT = f"'{DOCUMENT_SOURCE_TYPE}'"  # the only rows reads see
 
 
 def _state(generation: int, next_generation: int, documents: dict[str, str], metadata: dict[str, str]) -> SourceState:
@@ -282,7 +284,7 @@ class PgVectorStore:
                 "FROM unnest(%(sources)s::text[]) AS w(source) "
                 "LEFT JOIN {s}.sources s ON s.namespace = %(ns)s AND s.source = w.source "
                 "LEFT JOIN LATERAL (SELECT DISTINCT ON (c.document_id) c.document_id, c.content_hash, c.metadata_hash "
-                "FROM {s}.chunks c WHERE c.namespace = %(ns)s AND c.source = w.source) d ON true"
+                "FROM {s}.chunks c WHERE c.namespace = %(ns)s AND c.source = w.source AND c.source_type = 'document') d ON true"
             ),
             {"sources": wanted, "ns": namespace},
         ).fetchall()
@@ -342,7 +344,7 @@ class PgVectorStore:
         # "+ 0": an ordering the HNSW index cannot serve, so this scan is exact
         statement = self._sql(
             f"SELECT {_RESULT_COLUMNS}, 1 - (c.vector <=> %s::vector) AS score FROM {{s}}.chunks c "
-            f"WHERE c.namespace = %s AND {where} ORDER BY (c.vector <=> %s::vector) + 0, c.row_id LIMIT %s"
+            f"WHERE c.namespace = %s AND c.source_type = {_DOCUMENT} AND {where} ORDER BY (c.vector <=> %s::vector) + 0, c.row_id LIMIT %s"
         )
         return statement, [query, namespace, *params, query, int(top_k)]
 
@@ -356,7 +358,7 @@ class PgVectorStore:
     def _hnsw_sql(self, namespace: str, query: np.ndarray, top_k: int) -> tuple[Any, list[Any]]:
         statement = self._sql(
             f"SELECT {_RESULT_COLUMNS}, 1 - (c.vector <=> %s::vector) AS score FROM {{s}}.chunks c "
-            "WHERE c.namespace = %s ORDER BY c.vector <=> %s::vector LIMIT %s"
+            f"WHERE c.namespace = %s AND c.source_type = {_DOCUMENT} ORDER BY c.vector <=> %s::vector LIMIT %s"
         )
         return statement, [query, namespace, query, int(top_k)]
 
@@ -480,7 +482,9 @@ class PgVectorStore:
 
     @functools.cached_property
     def _rows_sql(self) -> Any:
-        return self._sql(f"SELECT {_RESULT_COLUMNS}, c.row_id FROM {{s}}.chunks c WHERE c.row_id = ANY(%s::bigint[])")
+        return self._sql(
+            f"SELECT {_RESULT_COLUMNS}, c.row_id FROM {{s}}.chunks c WHERE c.row_id = ANY(%s::bigint[]) AND c.source_type = {_DOCUMENT}"
+        )
 
     @_reconnecting
     def get_vectors(self, namespace: str, chunk_ids: Sequence[str]) -> np.ndarray:
@@ -493,7 +497,10 @@ class PgVectorStore:
                     raise StoreError(f"unknown chunk id(s): {', '.join(wanted[:5])}")
                 return np.zeros((0, 0), dtype=np.float32)
             rows = conn.execute(
-                self._sql("SELECT chunk_id, vector FROM {s}.chunks WHERE namespace = %s AND chunk_id = ANY(%s::text[])"),
+                self._sql(
+                    "SELECT chunk_id, vector FROM {s}.chunks WHERE namespace = %s AND chunk_id = ANY(%s::text[]) "
+                    f"AND source_type = {_DOCUMENT}"
+                ),
                 [namespace, wanted],
             ).fetchall()
         position = {cid: np.asarray(vec.to_numpy() if hasattr(vec, "to_numpy") else vec, dtype=np.float32) for cid, vec in rows}
@@ -537,7 +544,10 @@ class PgVectorStore:
                 [namespace],
             ).fetchone()
             documents = conn.execute(
-                self._sql("SELECT count(*) FROM (SELECT DISTINCT source, document_id FROM {s}.chunks WHERE namespace = %s) d"),
+                self._sql(
+                    "SELECT count(*) FROM (SELECT DISTINCT source, document_id FROM {s}.chunks "
+                    f"WHERE namespace = %s AND source_type = {_DOCUMENT}) d"
+                ),
                 [namespace],
             ).fetchone()[0]
             sizes = dict(
@@ -604,7 +614,8 @@ class PgVectorStore:
                 "INSERT INTO {s}.sources AS t (namespace, source, generation, chunks, total_length) "
                 "SELECT %(ns)s, w.source, coalesce(%(gen)s, 0), coalesce(n.chunks, 0), coalesce(n.total, 0) "
                 "FROM unnest(%(sources)s::text[]) AS w(source) LEFT JOIN LATERAL ("
-                "SELECT count(*) AS chunks, sum(doc_length) AS total FROM {s}.chunks c WHERE c.namespace = %(ns)s AND c.source = w.source) n ON true "
+                "SELECT count(*) AS chunks, sum(doc_length) AS total FROM {s}.chunks c WHERE c.namespace = %(ns)s AND c.source = w.source "
+                "AND c.source_type = 'document') n ON true "
                 "ON CONFLICT (namespace, source) DO UPDATE SET chunks = excluded.chunks, total_length = excluded.total_length, "
                 "generation = CASE WHEN %(gen)s::bigint IS NOT NULL THEN %(gen)s::bigint WHEN excluded.chunks = 0 THEN 0 ELSE t.generation END"
             ),
@@ -867,7 +878,8 @@ class PgVectorStage:
             conn = self._start()
             normalized = normalize_rows(array)
             row_ids = session._row_ids(len(chunks))
-            texts = [c.text for c in chunks]
+            # rows of another source_type get no postings (keyword search never sees them) and length 0
+            texts = [c.text if c.source_type == DOCUMENT_SOURCE_TYPE else "" for c in chunks]
             if store.config.keyword:
                 found, lengths = postings(store._analyzer, store._term_keys, session.namespace, texts, row_ids)
             else:
@@ -917,9 +929,9 @@ class PgVectorStage:
                     "old AS (SELECT DISTINCT ON (c.chunk_id) c.* FROM {s}.chunks c JOIN u USING (chunk_id) "
                     "WHERE c.namespace = %(ns)s AND c.source = %(source)s AND c.generation <> %(gen)s ORDER BY c.chunk_id, c.row_id DESC), "
                     "ins AS (INSERT INTO {s}.chunks (row_id, namespace, source, generation, document_id, chunk_id, chunk_index, text, "
-                    "start_offset, end_offset, metadata, tags, content_hash, metadata_hash, doc_length, vector) "
+                    "start_offset, end_offset, metadata, tags, content_hash, metadata_hash, doc_length, vector, source_type) "
                     "SELECT u.row_id, old.namespace, old.source, %(gen)s, old.document_id, old.chunk_id, u.chunk_index, old.text, "
-                    "u.start_offset, u.end_offset, u.metadata, coalesce(string_to_array(u.tags, chr(31)), ARRAY[]::text[]), u.content_hash, u.metadata_hash, old.doc_length, old.vector "
+                    "u.start_offset, u.end_offset, u.metadata, coalesce(string_to_array(u.tags, chr(31)), ARRAY[]::text[]), u.content_hash, u.metadata_hash, old.doc_length, old.vector, old.source_type "
                     "FROM u JOIN old USING (chunk_id) RETURNING row_id), "
                     "post AS (INSERT INTO {s}.postings (term_key, row_id, tf, dl) SELECT p.term_key, u.row_id, p.tf, p.dl "
                     "FROM u JOIN old USING (chunk_id) JOIN {s}.postings p ON p.row_id = old.row_id) "
@@ -965,7 +977,8 @@ class PgVectorStage:
                         "ins AS (INSERT INTO {s}.postings (term_key, row_id, tf, dl) "
                         "SELECT * FROM unnest(%(pt)b::bigint[], %(pr)b::bigint[], %(ptf)b::real[], %(pdl)b::real[])), "
                         "n AS (SELECT count(*) AS chunks, coalesce(sum(doc_length), 0) AS total FROM {s}.chunks c "
-                        "WHERE c.namespace = %(ns)s AND c.source = %(source)s AND (c.generation = %(gen)s OR c.document_id = ANY(%(keep)s::text[]))), "
+                        "WHERE c.namespace = %(ns)s AND c.source = %(source)s AND c.source_type = 'document' "
+                        "AND (c.generation = %(gen)s OR c.document_id = ANY(%(keep)s::text[]))), "
                         "u AS (INSERT INTO {s}.sources AS t (namespace, source, generation, chunks, total_length) "
                         "SELECT %(ns)s, %(source)s, %(gen)s, n.chunks, n.total FROM n ON CONFLICT (namespace, source) DO UPDATE "
                         "SET generation = excluded.generation, chunks = excluded.chunks, total_length = excluded.total_length) "
@@ -1059,6 +1072,7 @@ def _chunk_rows(
                 binary.varying([c.metadata_hash.encode() for c in chunks]),
                 binary.fixed(lengths, ">i4"),
                 binary.vectors(vectors),
+                binary.varying([c.source_type.encode() for c in chunks]),
             ]
         )
     except UnicodeEncodeError as exc:
