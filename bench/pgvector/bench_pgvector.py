@@ -196,8 +196,12 @@ def bench_vectors(dsn: str, workdir: Path, size: int, rows: list[str], sweep: tu
         ids = [[r.chunk_id for r in store.search(NS, q, top_k=10)] for q in queries]
         p50, p95, cpu = _timed_queries(lambda q: store.search(NS, q, top_k=10), queries)  # noqa: B023
         note = f"build {build:.0f} s, index {index_bytes / 2**20:,.0f} MiB; " if ef == defaults.ef_search else ""
-        what = f"m={defaults.m}, ef_construction={defaults.ef_construction}, ef_search={ef}" + (" (default)" if ef == defaults.ef_search else "")
-        rows.append(f"| {label} | ragloom-pgvector HNSW ({what}) | {p50:.2f} | {p95:.2f} | {_recall(ids, exact_ids):.3f} | {note}{cpu} |")
+        what = f"m={defaults.m}, ef_construction={defaults.ef_construction}, ef_search={ef}" + (
+            " (default)" if ef == defaults.ef_search else ""
+        )
+        rows.append(
+            f"| {label} | ragloom-pgvector HNSW ({what}) | {p50:.2f} | {p95:.2f} | {_recall(ids, exact_ids):.3f} | {note}{cpu} |"
+        )
         store.close()
         print(rows[-1], flush=True)
     _drop(dsn, schema)

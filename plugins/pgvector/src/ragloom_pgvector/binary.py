@@ -82,7 +82,7 @@ def _scatter(out: np.ndarray, at: np.ndarray, blob: np.ndarray, lengths: np.ndar
     width = int(lengths[0])
     if width >= _WIDE and np.all(lengths == width):
         # wide fixed-width values (vectors): one memcpy per row beats an index per byte
-        target, source = memoryview(out), memoryview(blob)
+        target, source = out.data, blob.data
         for position, begin in zip(at.tolist(), range(0, len(blob), width), strict=True):
             target[position : position + width] = source[begin : begin + width]
         return

@@ -453,7 +453,9 @@ class PgVectorStore:
             ).fetchall()
         return [_result(row, row[8]) for row in rows]
 
-    def _keyword_numpy(self, conn: Any, namespace: str, terms: list[int], weights: list[float], top_k: int) -> list[Result] | None:
+    def _keyword_numpy(
+        self, conn: Any, namespace: str, terms: list[int], weights: list[float], top_k: int
+    ) -> list[Result] | None:
         """Unfiltered BM25: the terms' postings scored in numpy, then the top rows (two statements).
 
         Chunk rows never change after their insert (a new generation is new rows), so
