@@ -1,6 +1,6 @@
 """Development sessions: tests, models, lint, typecheck, docs, bench.
 
-`nox` runs `tests`, `models` (the whole suite) and `typecheck`. torch is installed only by
+`nox` runs `tests`, `models`, `ray` (the whole suite) and `typecheck`. torch is installed only by
 pip, pinned, in the `models` session's own environment: a resolver would pull
 a multi-GB CUDA build.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import nox
 
-nox.options.sessions = ["tests", "models", "typecheck"]
+nox.options.sessions = ["tests", "models", "ray", "typecheck"]
 nox.options.default_venv_backend = "venv"
 nox.options.reuse_existing_virtualenvs = True
 
@@ -41,7 +41,8 @@ def tests(session: nox.Session) -> None:
     session.install(*TEST_DEPS, *PG_TEST_DEPS, "-r", "tests/requirements.txt")
     session.install(*_editable(["core", *_existing(PLUGINS)]))
     # the torch-dependent plugin runs in the `models` session, where sentence-transformers is installed
-    session.run("pytest", "-q", "-m", "not models", "--ignore=plugins/sentence-transformers", *session.posargs)
+    # ragloom-ray runs in the `ray` session, where ray is installed
+    session.run("pytest", "-q", "-m", "not models", "--ignore=plugins/sentence-transformers", "--ignore=plugins/ray", *session.posargs)
 
 
 @nox.session(python="3.10")
@@ -75,6 +76,14 @@ def models(session: nox.Session) -> None:
 
 
 @nox.session(python=PYTHON)
+def ray(session: nox.Session) -> None:
+    """ragloom-ray on a local 2-CPU Ray cluster with DuckDB, memory and pgvector (pgserver), in its own environment."""
+    session.install(*TEST_DEPS, *PG_TEST_DEPS, "-r", "tests/requirements.txt", "ray[data]==2.60.*", "psutil")
+    session.install(*_editable(["core", "plugins/duckdb", "plugins/pgvector", "plugins/ray"]))
+    session.run("pytest", "-q", "-p", "no:cacheprovider", "plugins/ray", *session.posargs)
+
+
+@nox.session(python=PYTHON)
 def lint(session: nox.Session) -> None:
     """ruff over every package."""
     session.install("ruff")
@@ -92,6 +101,7 @@ def typecheck(session: nox.Session) -> None:
     # core, every bundled plugin and the example third-party plugin, each package by its folder
     roots = [*[f"{p}/src" for p in _existing(PLUGINS)], "examples/plugin/src"]
     packages = [str(p) for root in roots for p in sorted(Path(root).glob("*")) if (p / "__init__.py").exists()]
+    packages.append("plugins/ray/src/ragloom_ray")  # checked without ray installed (its imports are Any here)
     session.run("mypy", "core/src/ragloom", *packages)
 
 

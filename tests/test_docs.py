@@ -44,6 +44,10 @@ def _installed(component_tables: dict) -> bool:
         if isinstance(table, dict) and "type" in table and table["type"] not in registry.names(stage):
             return False
     loaders = component_tables.get("loaders", {})
+    ingest = component_tables.get("ingest", {})
+    executor = ingest.get("executor", "local") if isinstance(ingest, dict) else "local"
+    if executor != "local" and executor not in registry.names("executor"):
+        return False  # e.g. ragloom-ray: validated in its own session
     return all(name in registry.names("loader") for name in loaders)
 
 

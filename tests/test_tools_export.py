@@ -44,7 +44,7 @@ def test_openai_shape_is_strict(tmp_path: Path) -> None:
     assert params["properties"]["filter"]["type"] == ["string", "null"]
     # a strict model fills every field: nulls and a JSON-string filter are what it sends
     validator = jsonschema.Draft202012Validator(params)
-    call = {"query": "reset", "top_k": None, "threshold": None, "filter": '{"category": "support"}'}
+    call = {"query": "reset", "top_k": None, "threshold": None, "filter": '{"category": "support"}', "candidates": None, "options": None}
     validator.validate(call)
     with pytest.raises(jsonschema.ValidationError):
         validator.validate({"query": "reset"})  # strict: every property present

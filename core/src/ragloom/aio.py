@@ -102,22 +102,19 @@ async def aingest(
     loader: str | None = None,
     tags: Iterable[str] = (),
     progress: ProgressCallback | None = None,
+    chunker: Any = None,
 ) -> IngestResult:
-    """:meth:`Pipeline.ingest` in a worker thread (its HTTP calls on this loop)."""
-    return await run_blocking(pipeline.ingest, source, loader=loader, tags=tuple(tags), progress=progress)
+    """:meth:`Pipeline.ingest` in a worker thread (its HTTP calls on this loop), with the same per-call ``chunker``."""
+    return await run_blocking(pipeline.ingest, source, loader=loader, tags=tuple(tags), progress=progress, chunker=chunker)
 
 
-async def aquery(
-    pipeline: Pipeline,
-    text: str,
-    *,
-    top_k: int | None = None,
-    threshold: float | None = None,
-    filter: Any = None,
-    top_n: int | None = None,
-) -> list[Result]:
-    """:meth:`Pipeline.query` in a worker thread (its HTTP calls on this loop)."""
-    return await run_blocking(pipeline.query, text, top_k=top_k, threshold=threshold, filter=filter, top_n=top_n)
+async def aquery(pipeline: Pipeline, text: str, **options: Any) -> list[Result]:
+    """:meth:`Pipeline.query` in a worker thread (its HTTP calls on this loop), with the same options.
+
+    ``top_k``, ``threshold``, ``filter``, ``top_n``, ``candidates``, ``options`` and the
+    retriever's own per-query options (``lambda_mult=``, ``weights=`` ...) pass through unchanged.
+    """
+    return await run_blocking(pipeline.query, text, **options)
 
 
 async def aremove_source(pipeline: Pipeline, source: str | os.PathLike[str]) -> int:

@@ -56,6 +56,11 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument("--loader", help="force this loader for the given sources")
     ingest.add_argument("--tag", action="append", default=[], dest="tags", help="tag every document (repeatable)")
     ingest.add_argument("--progress", choices=("auto", "always", "never"), default="auto", help="progress bar (default: on a terminal)")
+    ingest.add_argument("--executor", help='run the ingest on this executor (default: [ingest] executor, "local" = in this process; e.g. "ray")')
+    ingest.add_argument("--address", help="cluster address for the executor (sets [ingest.<executor>] address, e.g. auto or ray://host:10001)")
+    ingest.add_argument("--chunker", help="chunk with this chunker for this run (default: the config's [chunker])")
+    ingest.add_argument("--chunk-size", type=int, help="chunk size for this run (the chunker's 'size' option)")
+    ingest.add_argument("--chunk-overlap", type=int, help="chunk overlap for this run (the chunker's 'overlap' option)")
     ingest.add_argument("--allow-failures", action="store_true", help=f"exit 0 even when sources failed (default: exit {EXIT_FAILURES})")
 
     query = sub.add_parser("query", help="answer a query with ranked chunks and their sources")
@@ -64,7 +69,14 @@ def build_parser() -> argparse.ArgumentParser:
     query.add_argument("-k", "--top-k", type=int, help="number of results")
     query.add_argument("--threshold", type=float, help="minimum score")
     query.add_argument("--filter", help='metadata filter as JSON, e.g. \'{"category": "support"}\'')
-    query.add_argument("-n", "--top-n", type=int, help="results kept after reranking")
+    query.add_argument("-n", "--top-n", type=int, help="results kept after reranking (older spelling of --top-k with a reranker)")
+    query.add_argument("--candidates", type=int, help="pool retrieved before reranking (default: 4 x --top-k)")
+    query.add_argument("--lambda", type=float, dest="lambda_mult", help="MMR relevance/diversity trade-off for this query (0..1)")
+    query.add_argument("--weights", help='hybrid weights for this query as JSON, e.g. \'{"bm25": 0.3, "vector": 0.7}\'')
+    query.add_argument(
+        "--option", action="append", default=[], dest="options", metavar="KEY=VALUE",
+        help="any option of the configured retriever for this query (VALUE as JSON when it parses; repeatable)",
+    )
 
     remove = sub.add_parser("remove", help="remove sources (a directory: every source under it) and their chunks")
     _common(remove)
@@ -134,7 +146,35 @@ def _load_pipeline(args: argparse.Namespace) -> Any:
             )
         store = parse_component("store", {"type": "duckdb", "path": DEFAULT_STORE_PATH}, registry, path="$.store")
         config = attrs.evolve(config, store=store)
+    if getattr(args, "executor", None) or getattr(args, "address", None):
+        config = _with_executor(config, args.executor or config.ingest.executor, args.address, registry)
     return Pipeline.from_config(config, registry=registry)
+
+
+def _with_executor(config: Any, name: str, address: str | None, registry: Any) -> Any:
+    """``--executor`` / ``--address`` over the config's ``[ingest]``: the TOML's ``[ingest.<name>]`` options are kept."""
+    from ragloom.config import executor_spec
+
+    if name == "local" and address:
+        raise RagloomError("--address needs a distributed executor (--executor ray, or [ingest] executor in the config)")
+    spec = config.executors.get(name) or executor_spec(name, {}, registry)
+    if address and spec is not None:
+        if not attrs.has(type(spec.config)) or "address" not in attrs.fields_dict(type(spec.config)):
+            raise RagloomError(f"the {name!r} executor takes no address")
+        spec = attrs.evolve(spec, config=attrs.evolve(spec.config, address=address))
+    return attrs.evolve(config, ingest=attrs.evolve(config.ingest, executor=name), executor=spec)
+
+
+def _chunker_options(args: argparse.Namespace) -> dict[str, Any] | None:
+    """The per-run chunker from ``--chunker``, ``--chunk-size`` and ``--chunk-overlap`` (None: the config's)."""
+    options: dict[str, Any] = {}
+    if args.chunker is not None:
+        options["type"] = args.chunker
+    if args.chunk_size is not None:
+        options["size"] = args.chunk_size
+    if args.chunk_overlap is not None:
+        options["overlap"] = args.chunk_overlap
+    return options or None
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
@@ -146,11 +186,12 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         source = [_cli_source(s) for s in args.sources] or None
         if pipeline.config.store.type == "memory" and not args.json:
             print("ragloom: warning: the memory store forgets everything when this command exits", file=sys.stderr)
+        chunker = _chunker_options(args)
         if progress_wanted(args.progress, json_output=args.json):
             with progress_display(_display_path) as on_progress:
-                result = pipeline.ingest(source, loader=args.loader, tags=args.tags, progress=on_progress)
+                result = pipeline.ingest(source, loader=args.loader, tags=args.tags, progress=on_progress, chunker=chunker)
         else:
-            result = pipeline.ingest(source, loader=args.loader, tags=args.tags)
+            result = pipeline.ingest(source, loader=args.loader, tags=args.tags, chunker=chunker)
     status = EXIT_FAILURES if result.failed and not args.allow_failures else 0
     if args.json:
         _print_json(result.to_dict())
@@ -172,6 +213,32 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     return status
 
 
+def _json_value(text: str) -> Any:
+    """``text`` decoded as JSON when it parses, else the text itself."""
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return text
+
+
+def _retriever_options(args: argparse.Namespace) -> dict[str, Any]:
+    """Per-query retriever options from ``--lambda``, ``--weights`` and ``--option KEY=VALUE``."""
+    options: dict[str, Any] = {}
+    for item in args.options:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise RagloomError(f"--option {item!r}: expected KEY=VALUE, e.g. --option fetch_k=20")
+        options[key.strip()] = _json_value(value)
+    if args.lambda_mult is not None:
+        options["lambda_mult"] = args.lambda_mult
+    if args.weights is not None:
+        weights = _json_value(args.weights)
+        if not isinstance(weights, dict):
+            raise RagloomError(f"--weights must be a JSON object such as '{{\"bm25\": 0.3, \"vector\": 0.7}}', got {args.weights!r}")
+        options["weights"] = weights
+    return options
+
+
 def cmd_query(args: argparse.Namespace) -> int:
     """``ragloom query TEXT``."""
     from ragloom.pipeline import iter_results_as_dicts
@@ -190,7 +257,10 @@ def cmd_query(args: argparse.Namespace) -> int:
     with pipeline:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # explain_empty says the same in one line
-            results = pipeline.query(args.text, top_k=args.top_k, threshold=args.threshold, filter=filter_spec, top_n=args.top_n)
+            results = pipeline.query(
+                args.text, top_k=args.top_k, threshold=args.threshold, filter=filter_spec, top_n=args.top_n,
+                candidates=args.candidates, options=_retriever_options(args),
+            )
             hint = pipeline.explain_empty(args.text, threshold=args.threshold, filter=filter_spec) if not results else None
     if args.json:
         _print_json({"query": args.text, "results": list(iter_results_as_dicts(results)), **({"hint": hint} if hint else {})})

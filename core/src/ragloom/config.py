@@ -70,6 +70,8 @@ class IngestConfig:
     commit_every: int = attrs.field(default=500, validator=attrs.validators.gt(0))
     on_error: Literal["fail", "skip"] = "fail"
     remove_missing: bool = True
+    #: "local" (in this process) or a registered executor (e.g. "ray"), whose options are the ``[ingest.<name>]`` table
+    executor: str = attrs.field(default="local", validator=attrs.validators.min_len(1))
 
 
 DEFAULT_TYPES = {
@@ -96,6 +98,10 @@ class PipelineConfig:
     reranker: ComponentSpec | None = None
     llm: ComponentSpec | None = None
     ingest: IngestConfig = attrs.field(factory=IngestConfig)
+    #: the ``[ingest] executor`` and its ``[ingest.<name>]`` options; None: in-process
+    executor: ComponentSpec | None = None
+    #: every ``[ingest.<executor>]`` table, validated (``--executor NAME`` picks one)
+    executors: dict[str, ComponentSpec] = attrs.field(factory=dict)
     base_dir: Path = attrs.field(factory=Path.cwd)
     file: str | None = None
 
@@ -162,7 +168,9 @@ class PipelineConfig:
         section("loaders", lambda v: parse_loader_options(v, registry))
         for stage in ("chunker", "embedder", "store", "retriever", "reranker", "llm"):
             section(stage, lambda v, stage=stage: parse_component(stage, v, registry, path=f"$.{stage}"))
-        section("ingest", lambda v: structure_options(IngestConfig, v, path="$.ingest"))
+        section("ingest", lambda v: parse_ingest(v, registry))
+        if "ingest" in kwargs:
+            kwargs["ingest"], kwargs["executor"], kwargs["executors"] = kwargs["ingest"]
         if problems:
             raise ConfigError("; ".join(problems), lines=problems)
         return cls(**kwargs)
@@ -200,6 +208,35 @@ def parse_component(stage: str, table: Any, registry: Registry, *, path: str) ->
     if not isinstance(name, str):
         raise ConfigError(f"invalid value {short_repr(name)} @ {path}.type: expected a string")
     return registry.configure(stage, name, options, path=path)
+
+
+def parse_ingest(table: Any, registry: Registry) -> tuple[IngestConfig, ComponentSpec | None, dict[str, ComponentSpec]]:
+    """``[ingest]`` -> its config, the chosen executor's spec and every ``[ingest.<executor>]`` table's spec.
+
+    A table for an executor that is not chosen is validated and kept, so ``ragloom ingest --executor NAME``
+    runs the same file with its options.
+    """
+    options = dict(table) if isinstance(table, dict) else table
+    tables = {k: options.pop(k) for k in list(options) if isinstance(options[k], dict)} if isinstance(options, dict) else {}
+    ingest = structure_options(IngestConfig, options, path="$.ingest")
+    specs: dict[str, ComponentSpec] = {}
+    for name, executor_options in tables.items():
+        spec = executor_spec(name, executor_options, registry)
+        if spec is not None:
+            specs[name] = spec
+    chosen = specs.get(ingest.executor) or executor_spec(ingest.executor, None, registry)
+    return ingest, chosen, specs
+
+
+def executor_spec(name: str, options: Any, registry: Registry) -> ComponentSpec | None:
+    """The spec of a registered executor (None for ``local``) with its ``[ingest.<name>]`` options."""
+    if name == "local":
+        if options:
+            raise ConfigError("the local executor takes no options (@ $.ingest.local)")
+        return None
+    if options is not None and not isinstance(options, dict):
+        raise ConfigError(f"invalid value {short_repr(options)} @ $.ingest.{name}: expected a table")
+    return registry.configure("executor", name, dict(options or {}), path=f"$.ingest.{name}", name_path="$.ingest.executor")
 
 
 def parse_loader_options(table: Any, registry: Registry) -> dict[str, Any]:

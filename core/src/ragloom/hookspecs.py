@@ -51,3 +51,8 @@ def register_rerankers(register):  # type: ignore[no-untyped-def]
 @hookspec
 def register_llms(register):  # type: ignore[no-untyped-def]
     """Register LLM clients for ``[llm]``: register(name, factory, config=...)."""
+
+
+@hookspec
+def register_executors(register):  # type: ignore[no-untyped-def]
+    """Register ingest executors for ``[ingest] executor = "name"``: register(name, factory, config=...)."""

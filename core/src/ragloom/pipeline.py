@@ -25,26 +25,32 @@ Ingestion semantics (see docs/concepts.md):
 from __future__ import annotations
 
 import json
+import logging
 import os
 import threading
 import warnings
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import attrs
 import numpy as np
 
-from ragloom.config import ComponentSpec, IngestConfig, PipelineConfig, SourceConfig
+from ragloom.config import ComponentSpec, PipelineConfig, SourceConfig, parse_component, parse_ingest
 from ragloom.embedders.base import embed_in_batches
-from ragloom.errors import ConfigError, DimensionMismatchError, LoaderError, RagloomError, short_repr
+from ragloom.errors import ConfigError, DimensionMismatchError, LoaderError, RagloomError, RerankError, short_repr
 from ragloom.filters import Condition, parse_filter, walk
 from ragloom.loaders.base import SourceRouter, is_url, resolve_source
 from ragloom.plugins import BuildContext, Registry
-from ragloom.protocols import Chunker, Embedder, LLMLike, Reranker, Retriever, Store
+from ragloom.protocols import Chunker, Embedder, Executor, LLMLike, Reranker, Retriever, Store
+from ragloom.rerankers.base import rerank_or_fallback, resolve_top_n
 from ragloom.stores.base import SourceStage, SourceState, WriteSession
-from ragloom.structuring import structure_options
-from ragloom.types import Chunk, Document, Failure, IngestResult, Result, content_hash, metadata_hash
+from ragloom.types import Chunk, Document, Failure, IngestResult, IngestTarget, Result, content_hash, metadata_hash
+
+logger = logging.getLogger(__name__)
+
+#: With a reranker and a per-query ``top_k``, the pool retrieved before reranking is this many times ``top_k``.
+CANDIDATES_PER_RESULT = 4
 
 
 @attrs.frozen(kw_only=True)
@@ -114,7 +120,11 @@ class Pipeline:
         self.llm = llm
         self.namespace = config.namespace
         self._lock = threading.Lock()
-        self._counters = {"documents_ingested": 0, "chunks_written": 0, "queries": 0}
+        self._counters = {"documents_ingested": 0, "chunks_written": 0, "queries": 0, "rerank_failures": 0}
+        spec = config.reranker
+        self._reranker_name = repr(spec.type) if spec is not None and not spec.type.startswith("<") else type(reranker).__name__
+        # strict: [reranker] strict = true (any reranker), or a strict option of the reranker's own config
+        self._rerank_strict = bool((spec is not None and spec.strict) or getattr(getattr(reranker, "config", None), "strict", False))
         store_dim = store.dimension()
         if store_dim is not None and store_dim != embedder.dim:
             raise DimensionMismatchError(store_dim=store_dim, embedder_dim=embedder.dim)
@@ -156,8 +166,12 @@ class Pipeline:
         loader: str | None = None,
         tags: Iterable[str] = (),
         progress: ProgressCallback | None = None,
+        chunker: Any = None,
     ) -> IngestResult:
-        """Ingest a path, URL or list of them; ``None`` ingests the configured ``[[sources]]``."""
+        """Ingest a path, URL or list of them; ``None`` ingests the configured ``[[sources]]``.
+
+        ``chunker`` overrides the configured chunker for this call (:meth:`chunker_for`).
+        """
         if source is None:
             extra = tuple(tags)  # --tag applies to the configured sources too
             targets = [(t, s.loader, tuple(dict.fromkeys((*s.tags, *extra)))) for s in self.config.sources for t in s.targets()]
@@ -169,9 +183,16 @@ class Pipeline:
             targets = [(os.fspath(s), loader, tuple(tags)) for s in source]
         if loader is not None:
             self.registry.get("loader", loader)
+        if self.config.executor is not None:  # e.g. ragloom-ray: same semantics, run elsewhere
+            if chunker is not None:
+                raise ConfigError(f"a per-call chunker is not supported with the {self.config.executor.type!r} executor: set [chunker] in the config")
+            context = BuildContext(registry=self.registry, base_dir=self.config.base_dir, namespace=self.namespace, embedder=self.embedder, store=self.store)
+            executor: Executor = self.registry.create("executor", self.config.executor, context, path="$.ingest")
+            return executor.ingest(self, [IngestTarget(source=t, loader=n, tags=g) for t, n, g in targets], progress=progress)
+        chunker_now = self.chunker_for(chunker)
         tally = _Tally()
         with self.store.session(self.namespace) as session:
-            run = _IngestRun(self, session, tally)
+            run = _IngestRun(self, session, tally, chunker_now)
             for target, target_loader, target_tags in targets:
                 self._ingest_target(target, target_loader, target_tags, run, progress)
         return tally.result()
@@ -224,12 +245,50 @@ class Pipeline:
                 if stored.startswith(prefix) and stored not in present:
                     self._remove_if_stored(stored, tally)
 
-    def ingest_documents(self, documents: Iterable[Document], *, tags: Iterable[str] = ()) -> IngestResult:
-        """Ingest already loaded documents (grouped by source), e.g. a BEIR corpus or an app's records."""
+    def ingest_documents(self, documents: Iterable[Document], *, tags: Iterable[str] = (), chunker: Any = None) -> IngestResult:
+        """Ingest already loaded documents (grouped by source), e.g. a BEIR corpus or an app's records.
+
+        ``chunker`` overrides the configured chunker for this call (:meth:`chunker_for`).
+        """
+        chunker_now = self.chunker_for(chunker)
         tally = _Tally()
         with self.store.session(self.namespace) as session:
-            self._ingest_documents(documents, tuple(tags), _IngestRun(self, session, tally))
+            self._ingest_documents(documents, tuple(tags), _IngestRun(self, session, tally, chunker_now))
         return tally.result()
+
+    def chunker_for(self, override: Any = None) -> Chunker:
+        """The chunker of one ingest call: the configured one, or ``override``.
+
+        ``override``: a table like ``[chunker]`` in TOML (``{"type": "sentence", "size": 500}``:
+        that chunker with those options, defaults for the rest), a table without ``type``
+        (the configured chunker's options with these changed), a registered name, or a
+        Chunker instance. Options are validated like TOML (a bad one is a ConfigError
+        naming the key). The override's fingerprint goes into the content hash, so a later
+        ingest with the configured chunker chunks those documents again.
+        """
+        if override is None:
+            return self.chunker
+        if isinstance(override, str):
+            override = {"type": override}
+        if not isinstance(override, Mapping):
+            if not callable(getattr(override, "chunk", None)) or not isinstance(getattr(override, "fingerprint", None), str):
+                raise ConfigError(f"invalid value {short_repr(override)} @ chunker: expected a table of chunker options, a chunker name or a Chunker")
+            return override  # type: ignore[no-any-return]
+        options = dict(override)
+        configured = self.config.chunker
+        if "type" not in options and not configured.type.startswith("<"):
+            from ragloom.structuring import converter
+
+            base = converter.unstructure(configured.config) if configured.config is not None else {}
+            options = {**base, **options, "type": configured.type}
+        elif "type" not in options:
+            raise ConfigError("chunker options need a 'type' @ chunker: the configured chunker is an instance, not a registered name")
+        spec = parse_component("chunker", options, self.registry, path="chunker")
+        context = BuildContext(
+            registry=self.registry, base_dir=self.config.base_dir, namespace=self.namespace, loader_options=dict(self.config.loaders),
+            llm=self.llm, embedder=self.embedder, store=self.store,
+        )
+        return self.registry.create("chunker", spec, context, path="chunker")  # type: ignore[no-any-return]
 
     def _fail(self, exc: RagloomError, tally: _Tally, *, source: str | None = None) -> None:
         where = getattr(exc, "source", None) or source or ""
@@ -264,7 +323,7 @@ class Pipeline:
                     raise
                 if tags:
                     document = attrs.evolve(document, tags=tuple(dict.fromkeys((*document.tags, *tags))))
-                _check_unicode(document)
+                check_document(document)
                 if writer is None or document.source != writer.source:
                     if writer is not None:
                         writer.finish()
@@ -291,22 +350,84 @@ class Pipeline:
         threshold: float | None = None,
         filter: Any = None,
         top_n: int | None = None,
+        candidates: int | None = None,
+        options: Mapping[str, Any] | None = None,
+        **retriever_options: Any,
     ) -> list[Result]:
-        """Retrieve (and rerank, when a reranker is configured) chunks for ``text``."""
+        """Retrieve (and rerank, when a reranker is configured) chunks for ``text``.
+
+        ``top_k``: the results returned (after reranking, when there is a reranker;
+        ``top_n`` is its older spelling, and with both given ``top_k`` is the pool, as
+        before). ``candidates``: the pool retrieved before reranking (default
+        ``top_k * 4``; without ``top_k`` the retriever's configured ``top_k``). Other keywords (``lambda_mult``, ``weights`` ...), and ``options``
+        for names that collide with these, change the retriever's config for this
+        query only (:mod:`ragloom.retrievers.options`); an option it does not know is
+        a ConfigError naming it. A failing reranker never fails the query
+        (:meth:`_rerank`).
+        """
         if not isinstance(text, str) or not text.strip():
             raise ConfigError("a query must be a non-empty string")
         check_count("top_k", top_k)
         check_count("top_n", top_n)
+        check_count("candidates", candidates)
         parsed = parse_filter(filter)
-        results = self.retriever.retrieve(text, top_k=top_k, threshold=threshold, filter=parsed)
-        if self.reranker is not None and results:
-            results = self.reranker.rerank(text, results, top_n)
+        retriever = self._retriever_for({**(options or {}), **retriever_options})
+        if self.reranker is None:
+            if candidates is not None:
+                raise ConfigError("query option 'candidates' is the pool fetched before reranking, and this pipeline has no reranker")
+            results = retriever.retrieve(text, top_k=top_k, threshold=threshold, filter=parsed)
+        else:
+            keep = top_n if top_n is not None else top_k
+            if candidates is not None:
+                pool: int | None = candidates
+            elif top_n is not None and top_k is not None:
+                pool = top_k  # the older spelling: top_k the candidates, top_n the results
+            else:
+                pool = keep * CANDIDATES_PER_RESULT if keep is not None else None
+            if pool is not None and keep is not None and pool < keep:
+                raise ConfigError(f"query option 'candidates' ({pool}) must be at least top_k ({keep}): reranking only reorders the pool")
+            results = retriever.retrieve(text, top_k=pool, threshold=threshold, filter=parsed)
+            if results:
+                results = self._rerank(text, results, keep)
         with self._lock:
             self._counters["queries"] += 1
         if not results and parsed is not None:
             for key in self.missing_filter_keys(parsed):
                 warnings.warn(f"no stored chunk has the metadata key {short_repr(key)} (filter {short_repr(filter)})", UserWarning, stacklevel=2)
         return results
+
+    def _retriever_for(self, options: Mapping[str, Any]) -> Retriever:
+        """The configured retriever, or a copy answering with per-query ``options``."""
+        if not options:
+            return self.retriever
+        from ragloom.retrievers.options import retriever_with_options
+
+        return retriever_with_options(self.retriever, options, name=repr(self.config.retriever.type))
+
+    def _rerank(self, text: str, results: list[Result], top_n: int | None) -> list[Result]:
+        """Rerank through the shared fallback policy (:func:`ragloom.rerankers.base.rerank_or_fallback`).
+
+        Whatever the reranker is (built-in or a plugin), an exception or an unusable
+        answer keeps the retrieval order (``metadata["rerank_fallback"] = True``), is
+        logged and counted in :meth:`stats` (``rerank_failures``, also when the
+        reranker fell back by itself); ``strict = true`` raises instead.
+        """
+        reranker = self.reranker
+        assert reranker is not None
+        keep = resolve_top_n(int(getattr(reranker, "top_n", len(results))), top_n)
+        errors: list[RerankError] = []
+        out = rerank_or_fallback(
+            lambda: reranker.rerank(text, results, top_n),
+            results,
+            keep,
+            strict=self._rerank_strict,
+            on_error=errors.append,
+            logger=logger,
+            what=f"reranker {self._reranker_name}",
+        )
+        if errors or any(r.metadata.get("rerank_fallback") for r in out):
+            self._count("rerank_failures", 1)
+        return out
 
     def missing_filter_keys(self, filter: Any) -> list[str]:
         """Metadata keys a filter names that no stored chunk of the namespace has."""
@@ -393,6 +514,7 @@ class Pipeline:
             "documents_ingested": counters["documents_ingested"],
             "chunks_written": counters["chunks_written"],
             "queries": counters["queries"],
+            "rerank_failures": counters["rerank_failures"],
             "embedder": self.embedder.model_id,
             "chunker": self.chunker.fingerprint,
             "store": store_stats,
@@ -443,7 +565,7 @@ def _utf8(text: str) -> bool:
     return True
 
 
-def _check_unicode(document: Document) -> None:
+def check_document(document: Document) -> None:
     """LoaderError when a document carries text UTF-8 cannot encode (a lone surrogate, a file name that is not UTF-8)."""
     for what, value in (("file name", document.source), ("text", document.text), ("id", document.id)):
         try:
@@ -467,10 +589,11 @@ _STATE_BATCH = 512
 class _IngestRun:
     """One ingest call: its write session and tally, source states read ahead, flush pacing."""
 
-    def __init__(self, pipeline: Pipeline, session: WriteSession, tally: _Tally):
+    def __init__(self, pipeline: Pipeline, session: WriteSession, tally: _Tally, chunker: Chunker | None = None):
         self.pipeline = pipeline
         self.session = session
         self.tally = tally
+        self.chunker = chunker or pipeline.chunker
         self.states: dict[str, SourceState] = {}
         self.touched: set[str] = set()
         self.sources_since_flush = 0
@@ -529,7 +652,8 @@ class _SourceWriter:
         self.written_documents: set[str] = set()
         self.updated_documents: set[str] = set()
         self.pending: list[Chunk] = []
-        self.fingerprint = self.pipeline.chunker.fingerprint
+        self.chunker = run.chunker
+        self.fingerprint = self.chunker.fingerprint
         self.model_id = self.pipeline.embedder.model_id
         self.batch_size = self.pipeline.config.ingest.batch_size
 
@@ -550,14 +674,14 @@ class _SourceWriter:
                 self.tally.unchanged += 1
                 return
             # same text, new metadata or tags: chunk again (cheap), keep the stored vectors
-            chunks = [attrs.evolve(c, content_hash=digest, metadata_hash=meta) for c in self.pipeline.chunker.chunk(document)]
+            chunks = [attrs.evolve(c, content_hash=digest, metadata_hash=meta) for c in self.chunker.chunk(document)]
             self._staged().update_metadata(chunks)
             self.updated_documents.add(document.id)
             self.tally.updated += 1
             self.run.wrote(len(chunks))
             return
         self.written_documents.add(document.id)
-        for chunk in self.pipeline.chunker.chunk(document):
+        for chunk in self.chunker.chunk(document):
             self.pending.append(attrs.evolve(chunk, content_hash=digest, metadata_hash=meta))
             if len(self.pending) >= self.batch_size:
                 self.flush()
@@ -676,8 +800,9 @@ class PipelineBuilder:
         return self
 
     def ingest_options(self, **options: Any) -> PipelineBuilder:
-        """``[ingest]`` options: ``batch_size``, ``commit_every``, ``on_error``, ``remove_missing``."""
-        self._fields["ingest"] = structure_options(IngestConfig, options, path="$.ingest")
+        """``[ingest]`` options: ``batch_size``, ``commit_every``, ``on_error``, ``remove_missing``,
+        ``executor`` (and its options as a table under its name, e.g. ``ray={"address": "auto"}``)."""
+        self._fields["ingest"], self._fields["executor"], self._fields["executors"] = parse_ingest(options, self.registry)
         return self
 
     def llm(self, client: LLMLike | str | None = None, **options: Any) -> PipelineBuilder:

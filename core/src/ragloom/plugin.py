@@ -23,7 +23,7 @@ private and may change without notice. What is here, by job:
   :func:`decode_html`, :func:`extract_html`, :func:`html_metadata`, :class:`HtmlContent`;
 - **chunkers**: :func:`spans_to_chunks`, :func:`fingerprint_of`;
 - **embedders**: :func:`batched`, :func:`embed_in_batches`, :func:`check_embeddings`;
-- **stores**: :data:`KEYWORD_SEARCH`, :data:`VECTORS`, :data:`DOCUMENT_SOURCE_TYPE` (the only rows reads see), :func:`check_write`,
+- **stores**: :data:`KEYWORD_SEARCH`, :data:`VECTORS`, :data:`CONCURRENT_WRITERS`, :data:`DOCUMENT_SOURCE_TYPE` (the only rows reads see), :func:`check_write`,
   :func:`normalize_rows`, the keyword index (:class:`BM25Index`, :class:`BM25Config`)
   for stores without native BM25 and its text analysis (:class:`Analyzer`,
   :class:`AnalyzerConfig`) for stores with their own index, and filters: the parsed tree
@@ -33,6 +33,8 @@ private and may change without notice. What is here, by job:
   :class:`Scope` (per-call values over them), :func:`embed_query`;
 - **rerankers**: :func:`reranked`, :func:`resolve_top_n`, :func:`rerank_or_fallback`
   (the shared "keep retrieval order on failure" policy);
+- **executors** (``[ingest] executor``): :class:`Executor`, :class:`IngestTarget`,
+  :func:`check_document`, :func:`resolve_source`, :func:`is_url`;
 - **options**: :func:`structure_options` (a table into an attrs config class,
   with ragloom's error messages).
 
@@ -71,13 +73,17 @@ from ragloom.loaders.base import (
     check_text_chars,
     decode_text,
     file_metadata,
+    is_url,
+    resolve_source,
 )
 from ragloom.loaders.html import HtmlContent, decode_html, extract_html, html_metadata
+from ragloom.pipeline import check_document
 from ragloom.plugins import BuildContext
-from ragloom.protocols import LLM, Chunker, Embedder, Reranker, Retriever, Store
+from ragloom.protocols import LLM, Chunker, Embedder, Executor, Reranker, Retriever, Store
 from ragloom.rerankers.base import rerank_or_fallback, reranked, resolve_top_n
 from ragloom.retrievers.base import RetrieverOptions, Scope, embed_query
 from ragloom.stores.base import (
+    CONCURRENT_WRITERS,
     KEYWORD_SEARCH,
     VECTORS,
     KeywordSearchStore,
@@ -89,7 +95,7 @@ from ragloom.stores.base import (
     normalize_rows,
 )
 from ragloom.structuring import Secret, structure_options
-from ragloom.types import DOCUMENT_SOURCE_TYPE, Chunk, Document, Result
+from ragloom.types import DOCUMENT_SOURCE_TYPE, Chunk, Document, IngestTarget, Result
 
 #: The modules a plugin may import; every other ``ragloom.*`` module is private.
 PUBLIC_MODULES = ("ragloom", "ragloom.plugin", "ragloom.testing")
@@ -103,6 +109,7 @@ __all__ = [
     "BM25Index",
     "BlockedAddressError",
     "BuildContext",
+    "CONCURRENT_WRITERS",
     "Chunk",
     "Chunker",
     "Condition",
@@ -114,11 +121,13 @@ __all__ = [
     "Document",
     "Embedder",
     "EmbeddingError",
+    "Executor",
     "FilterError",
     "FilterNode",
     "FilterVisitor",
     "HTTPOptions",
     "HtmlContent",
+    "IngestTarget",
     "JSONClient",
     "KEYWORD_SEARCH",
     "KeywordSearchStore",
@@ -151,6 +160,7 @@ __all__ = [
     "batched",
     "bom_encoding",
     "bridge",
+    "check_document",
     "check_embeddings",
     "check_http_url",
     "check_text_chars",
@@ -165,6 +175,7 @@ __all__ = [
     "fingerprint_of",
     "hookimpl",
     "html_metadata",
+    "is_url",
     "matches",
     "normalize_rows",
     "parse_filter",
@@ -172,6 +183,7 @@ __all__ = [
     "post_json",
     "rerank_or_fallback",
     "reranked",
+    "resolve_source",
     "resolve_top_n",
     "spans_to_chunks",
     "structure_options",

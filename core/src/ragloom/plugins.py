@@ -41,7 +41,7 @@ DEFAULT_PLUGINS = (
     "ragloom.llm",
 )
 
-STAGES = ("loader", "chunker", "embedder", "store", "retriever", "reranker", "llm")
+STAGES = ("loader", "chunker", "embedder", "store", "retriever", "reranker", "llm", "executor")
 _HOOK_FOR_STAGE = {stage: f"register_{stage}s" for stage in STAGES}
 
 #: Components that live in separately installed distributions, for hints.
@@ -53,6 +53,7 @@ KNOWN_PROVIDERS: dict[tuple[str, str], str] = {
     ("embedder", "cohere"): "ragloom-cohere",
     ("embedder", "sentence-transformers"): "ragloom-sentence-transformers",
     ("reranker", "cross-encoder"): "ragloom-sentence-transformers",
+    ("executor", "ray"): "ragloom-ray",
 }
 
 
@@ -123,10 +124,26 @@ class ComponentInfo:
 
 @attrs.frozen(kw_only=True)
 class ComponentSpec:
-    """A component chosen by registered name, with its validated config object (``None``: the defaults)."""
+    """A component chosen by registered name, with its validated config object (``None``: the defaults).
+
+    ``strict`` (rerankers only): ``strict = true`` in ``[reranker]`` for a reranker whose
+    config declares no ``strict`` option of its own; the pipeline then raises a failing
+    reranker's error instead of keeping the retrieval order.
+    """
 
     type: str
     config: Any = None
+    strict: bool = False
+
+
+@attrs.frozen(kw_only=True)
+class _Strict:
+    strict: bool = False
+
+
+def _declares(config_cls: type | None, name: str) -> bool:
+    """True when an attrs config class has a field ``name``."""
+    return config_cls is not None and attrs.has(config_cls) and any(f.name == name for f in attrs.fields(config_cls))
 
 
 @attrs.frozen(kw_only=True)
@@ -267,7 +284,11 @@ class Registry:
         """
         where = path or f"$.{stage}"
         info = self.get(stage, name, path=name_path or f"{where}.type")
-        return ComponentSpec(type=name, config=structure_options(info.config, options, path=where))
+        strict = False
+        if stage == "reranker" and "strict" in options and not _declares(info.config, "strict"):
+            options = dict(options)  # every reranker takes strict: the pipeline applies it (ComponentSpec.strict)
+            strict = structure_options(_Strict, {"strict": options.pop("strict")}, path=where).strict
+        return ComponentSpec(type=name, config=structure_options(info.config, options, path=where), strict=strict)
 
     def structure_config(self, stage: str, name: str, options: dict[str, Any], *, path: str = "") -> Any:
         """Validate ``options`` into the component's config class."""

@@ -7,8 +7,8 @@ Components never inherit from them: any object with the methods fits.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Protocol, Union, runtime_checkable
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, Union, runtime_checkable
 
 from ragloom.chunkers.base import Chunker
 from ragloom.embedders.base import Embedder
@@ -16,8 +16,12 @@ from ragloom.loaders.base import Loader
 from ragloom.rerankers.base import Reranker
 from ragloom.retrievers.base import Retriever
 from ragloom.stores.base import Store
+from ragloom.types import IngestResult, IngestTarget
 
-__all__ = ["LLM", "Chunker", "Embedder", "GenerateFn", "LLMLike", "Loader", "Reranker", "Retriever", "Store"]
+if TYPE_CHECKING:  # the pipeline is above this layer: a type only
+    from ragloom.pipeline import Pipeline, Progress
+
+__all__ = ["LLM", "Chunker", "Embedder", "Executor", "GenerateFn", "LLMLike", "Loader", "Reranker", "Retriever", "Store"]
 
 
 @runtime_checkable
@@ -32,3 +36,12 @@ class LLM(Protocol):
 #: A bare ``prompt -> str`` function also stands in for an LLM (see :func:`ragloom.llm.as_generate`).
 GenerateFn = Callable[[str], str]
 LLMLike = Union[LLM, GenerateFn]
+
+
+@runtime_checkable
+class Executor(Protocol):
+    """Runs ``Pipeline.ingest`` elsewhere (``[ingest] executor``), with the same semantics and result."""
+
+    def ingest(self, pipeline: Pipeline, targets: Sequence[IngestTarget], *, progress: Callable[[Progress], Any] | None = None) -> IngestResult:
+        """Ingest ``targets`` into ``pipeline.store`` (namespace ``pipeline.namespace``) and return the totals."""
+        ...

@@ -19,11 +19,13 @@ from typing import Any
 import attrs
 
 from ragloom.confine import PathConfinement, confined
-from ragloom.errors import RagloomError
+from ragloom.errors import ConfigError, RagloomError
+from ragloom.filters import parse_filter
 from ragloom.loaders.base import is_url
 from ragloom.pipeline import Pipeline, iter_results_as_dicts
 
 MAX_TOP_K = 50
+MAX_CANDIDATES = 500
 
 
 @attrs.frozen
@@ -63,27 +65,68 @@ def rag_search_tool(
     *,
     name: str = "rag_search",
     description: str = SEARCH_DESCRIPTION,
+    top_k: int | None = None,
+    threshold: float | None = None,
+    tags: Iterable[str] | None = None,
+    filter: dict[str, Any] | None = None,
+    options: dict[str, Any] | None = None,
     max_text_chars: int = 2000,
     max_total_chars: int = 8000,
 ) -> Tool:
     """A tool that queries the pipeline and returns ranked chunks with citations.
 
-    ``top_k`` and ``threshold`` default to the pipeline's configured values; each
-    passage is cut to ``max_text_chars`` and all of them together to
-    ``max_total_chars`` (a cut passage has ``"truncated": true``).
+    The tool's own ``name`` and ``description``, and retrieval overrides distinct
+    from the pipeline's defaults: ``top_k`` and ``threshold`` (what a call gets when
+    the model gives none; the pipeline's configured values when None), ``tags``
+    (only chunks with one of them) and ``filter`` (always applied, ``$and`` the
+    model's own filter), ``options`` (per-query retriever options, e.g.
+    ``{"lambda_mult": 0.3}``, see :meth:`Pipeline.query`). A model may pass
+    ``candidates`` and ``options`` per call as well. Each passage is cut to
+    ``max_text_chars`` and all of them together to ``max_total_chars`` (a cut passage
+    has ``"truncated": true``). Any retrieval error (a store or retriever failure,
+    a bad option) comes back as ``{"error": ...}``: the agent loop never aborts.
     """
+    if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= MAX_TOP_K):
+        raise ConfigError(f"rag_search_tool: 'top_k' must be an integer from 1 to {MAX_TOP_K}, got {top_k!r}")
+    if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, (int, float))):
+        raise ConfigError(f"rag_search_tool: 'threshold' must be a number, got {threshold!r}")
+    fixed: list[Any] = []
+    if filter is not None:
+        parse_filter(filter)  # a bad filter fails here, when the tool is made
+        fixed.append(filter)
+    if tags is not None:
+        wanted = [tags] if isinstance(tags, str) else list(tags)
+        if not wanted or not all(isinstance(t, str) for t in wanted):
+            raise ConfigError(f"rag_search_tool: 'tags' must be a non-empty list of strings, got {tags!r}")
+        fixed.append({"tags": {"$in": wanted}})
+    default_options = dict(options or {})
 
     def handler(arguments: dict[str, Any]) -> dict[str, Any]:
         query = arguments.get("query")
         if not isinstance(query, str) or not query.strip():
             raise ValueError("'query' must be a non-empty string")
-        top_k = arguments.get("top_k")
-        if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= MAX_TOP_K):
+        k = arguments.get("top_k")
+        if k is not None and (isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_TOP_K):
             raise ValueError(f"'top_k' must be an integer from 1 to {MAX_TOP_K}")
-        threshold = arguments.get("threshold")
-        if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, (int, float))):
+        cutoff = arguments.get("threshold")
+        if cutoff is not None and (isinstance(cutoff, bool) or not isinstance(cutoff, (int, float))):
             raise ValueError("'threshold' must be a number")
-        results = pipeline.query(query[:4000], top_k=top_k, threshold=threshold, filter=_filter_argument(arguments.get("filter")))
+        candidates = arguments.get("candidates")
+        if candidates is not None and (isinstance(candidates, bool) or not isinstance(candidates, int) or not 1 <= candidates <= MAX_CANDIDATES):
+            raise ValueError(f"'candidates' must be an integer from 1 to {MAX_CANDIDATES}")
+        per_call = _object_argument(arguments.get("options"), "options")
+        where = [*fixed, *([f] if (f := _filter_argument(arguments.get("filter"))) is not None else [])]
+        try:
+            results = pipeline.query(
+                query[:4000],
+                top_k=k if k is not None else top_k,
+                threshold=cutoff if cutoff is not None else threshold,
+                filter=where[0] if len(where) == 1 else ({"$and": where} if where else None),
+                candidates=candidates,
+                options={**default_options, **(per_call or {})},
+            )
+        except Exception as exc:  # noqa: BLE001 - a retrieval failure is the model's to read, never the loop's end
+            return {"error": f"retrieval failed: {type(exc).__name__}: {exc}"}
         rows = []
         budget = max_total_chars
         for row in iter_results_as_dicts(results[:MAX_TOP_K]):
@@ -114,6 +157,11 @@ def rag_search_tool(
                 "top_k": {"type": "integer", "minimum": 1, "maximum": MAX_TOP_K, "description": "number of passages (default: the pipeline's)"},
                 "threshold": {"type": "number", "description": "minimum score (default: the pipeline's)"},
                 "filter": {"type": "object", "description": 'metadata filter, e.g. {"category": "support"}'},
+                "candidates": {
+                    "type": "integer", "minimum": 1, "maximum": MAX_CANDIDATES,
+                    "description": "passages retrieved before reranking (default: 4 x top_k)",
+                },
+                "options": {"type": "object", "description": 'retriever options for this search, e.g. {"lambda_mult": 0.3}'},
             },
             "required": ["query"],
             "additionalProperties": False,
@@ -124,15 +172,20 @@ def rag_search_tool(
 
 def _filter_argument(value: Any) -> Any:
     """A filter given as an object, or as a JSON string (the strict-schema form), or nothing."""
+    return _object_argument(value, "filter")
+
+
+def _object_argument(value: Any, name: str) -> Any:
+    """An object argument given as an object, or as a JSON string (the strict-schema form), or nothing."""
     if isinstance(value, str):
         if not value.strip():
             return None
         try:
             value = json.loads(value)
         except json.JSONDecodeError as exc:
-            raise ValueError(f"'filter' is not valid JSON: {exc.msg}") from None
+            raise ValueError(f"'{name}' is not valid JSON: {exc.msg}") from None
     if value is not None and not isinstance(value, dict):
-        raise ValueError("'filter' must be a JSON object")
+        raise ValueError(f"'{name}' must be a JSON object")
     return value or None
 
 

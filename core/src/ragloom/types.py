@@ -135,6 +135,15 @@ class Failure:
 
 
 @attrs.frozen(kw_only=True)
+class IngestTarget:
+    """One source an ingest call was given: a path, directory or URL, a forced loader, extra tags."""
+
+    source: str
+    loader: str | None = None
+    tags: tuple[str, ...] = ()
+
+
+@attrs.frozen(kw_only=True)
 class IngestResult:
     """What one ``Pipeline.ingest`` call did."""
 

@@ -119,3 +119,21 @@ def test_a_schema_2_file_written_by_the_previous_version_is_upgraded_in_place(tm
     with DuckDBStore(DuckDBStoreConfig(read_only=True), path=path) as store:
         assert store.count("default") == count and store.count(NS) == 1
         assert [r.text for r in store.keyword_search(NS, "warranty", top_k=5)] == []
+
+
+def test_rows_of_another_source_type_written_after_the_caches_loaded_stay_hidden(tmp_path: Path) -> None:
+    import attrs
+
+    with DuckDBStore(DuckDBStoreConfig(index="hnsw", hnsw_min_chunks=1), path=tmp_path / "warm.duckdb") as store:
+        ids = _write(store, "/a.md", ["lamp manual", "warranty terms"], seed=5)
+        query = np.random.default_rng(5).standard_normal(8).astype(np.float32)
+        assert store.keyword_search(NS, "lamp", top_k=5) and store.search(NS, query, top_k=5)  # mirror, HNSW graph, BM25 loaded
+        memory = [attrs.evolve(c, source_type="memory") for c in make_chunks("/agent", 2, texts=["lamp memory", "warranty memory"])]
+        with store.session(NS) as session:
+            stage = session.stage("/agent")
+            stage.write(memory, np.tile(query, (2, 1)))  # the query's own direction: the best match, were it visible
+            stage.commit()
+        assert sorted(r.chunk_id for r in store.search(NS, query, top_k=10)) == sorted(ids)
+        assert store.plan(NS) == "hnsw"
+        assert [r.chunk_id for r in store.keyword_search(NS, "lamp", top_k=10)] == [ids[0]]
+        assert store.count(NS) == 2 and store.sources(NS) == ["/a.md"]

@@ -112,9 +112,20 @@ def test_equal_scores_keep_retrieval_order_and_empty_input_is_empty(reranker: Cr
 
 def test_a_model_with_several_labels_is_a_rerank_error(tmp_path: Path, registry: Registry) -> None:
     path = tiny_cross_encoder(tmp_path / "three", num_labels=3)
-    three = BuildContext(registry=registry).build("reranker", "cross-encoder", {"model": str(path)})
+    three = BuildContext(registry=registry).build("reranker", "cross-encoder", {"model": str(path), "strict": True})
     with pytest.raises(RerankError, match="one score per passage"):
         three.rerank("lamp", results_for(PASSAGES[:2]))
+
+
+def test_a_failing_model_keeps_the_retrieval_order_unless_strict(tmp_path: Path, registry: Registry, caplog: pytest.LogCaptureFixture) -> None:
+    path = tiny_cross_encoder(tmp_path / "three", num_labels=3)
+    three = BuildContext(registry=registry).build("reranker", "cross-encoder", {"model": str(path)})
+    candidates = results_for(PASSAGES[:3])
+    with caplog.at_level("WARNING"):
+        out = three.rerank("lamp", candidates, top_n=2)
+    assert [r.chunk_id for r in out] == [r.chunk_id for r in candidates[:2]]
+    assert all(r.metadata["rerank_fallback"] is True for r in out)
+    assert "one score per passage" in caplog.text
 
 
 def test_in_a_pipeline_the_reranker_returns_top_n_of_the_retrieved(model_dir: Path, registry: Registry, tmp_path: Path) -> None:

@@ -14,6 +14,8 @@ from typing import Protocol, runtime_checkable
 from ragloom.errors import RerankError
 from ragloom.types import Result
 
+_logger = logging.getLogger("ragloom.rerankers")
+
 
 @runtime_checkable
 class Reranker(Protocol):
@@ -37,28 +39,45 @@ def resolve_top_n(configured: int, top_n: int | None) -> int:
     return configured if top_n is None else max(0, int(top_n))
 
 
+def fallback_results(results: Sequence[Result], top_n: int) -> list[Result]:
+    """The first ``top_n`` results in retrieval order, marked ``metadata["rerank_fallback"] = True``."""
+    return [reranked(r, r.metadata.get("retrieval_score", r.score), rerank_fallback=True) for r in results[:top_n]]
+
+
 def rerank_or_fallback(
     score: Callable[[], list[Result]],
     results: Sequence[Result],
     top_n: int,
     *,
-    strict: bool,
-    on_error: Callable[[RerankError], object] | None,
-    logger: logging.Logger,
-    what: str,
+    strict: bool = False,
+    on_error: Callable[[RerankError], object] | None = None,
+    logger: logging.Logger | None = None,
+    what: str = "reranker",
 ) -> list[Result]:
-    """``score()``, or on a RerankError the retrieval order (the shared fallback policy).
+    """``score()``, or the retrieval order when it fails: the one fallback policy of every reranker.
 
-    With ``strict`` the error is raised. Otherwise a warning naming ``what`` is
-    logged, ``on_error`` gets the error, and the first ``top_n`` results come
-    back with their retrieval score and ``metadata["rerank_fallback"] = True``.
+    Any exception (a :class:`RerankError`, or a bug such as a ``KeyError`` in a plugin,
+    which becomes a RerankError naming ``what``, chained to it) is handled alike. With
+    ``strict`` it is raised. Otherwise a warning naming ``what`` is logged, ``on_error``
+    gets the RerankError, and the first ``top_n`` results come back with their
+    retrieval score and ``metadata["rerank_fallback"] = True``
+    (:func:`fallback_results`). A ``score`` that returns something other than a list
+    of Results counts as a failure too.
     """
     try:
-        return score()
-    except RerankError as exc:
+        out = score()
+        if not isinstance(out, list) or not all(isinstance(r, Result) for r in out):
+            raise RerankError(f"{what} returned {type(out).__name__}, not a list of Results")
+        return out
+    except Exception as exc:  # noqa: BLE001 - the policy: any reranker failure falls back (or raises when strict)
+        error = exc if isinstance(exc, RerankError) else RerankError(f"{what} failed: {type(exc).__name__}: {exc}")
+        if error is not exc:
+            error.__cause__ = exc
         if strict:
-            raise
-        logger.warning("%s failed, keeping retrieval order: %s", what, exc)
+            if error is exc:
+                raise
+            raise error from exc
+        (logger or _logger).warning("%s failed, keeping retrieval order: %s", what, error)
         if on_error is not None:
-            on_error(exc)
-        return [reranked(r, r.metadata.get("retrieval_score", r.score), rerank_fallback=True) for r in results[:top_n]]
+            on_error(error)
+        return fallback_results(results, top_n)

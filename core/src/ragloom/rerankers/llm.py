@@ -1,19 +1,25 @@
 """The ``llm`` reranker: an LLM scores each candidate 0-10, in batches.
 
-Each batch of ``batch_size`` passages goes into one prompt; the model answers a
-JSON object ``{"1": 7, "2": 0, ...}`` (also understood: a JSON list of numbers,
-or lines like ``1: 7``). Every passage of a batch must get a score. When a call
-fails or an answer holds no usable ranking, the candidates keep their
-retrieval order, a warning is logged and ``on_error`` (a Python callback) gets
-the :class:`RerankError`; with ``strict = true`` that error is raised instead.
-The error carries ``raw_response`` (what the model answered, when it did) and
-is chained to the cause.
+Each batch of ``batch_size`` passages (default 10) goes into one prompt; the
+model answers a JSON object ``{"1": 7, "2": 0, ...}`` (also understood: a JSON
+list of numbers, or lines like ``1: 7``).
+
+Failures degrade per candidate: a passage the model does not score (a partial or
+garbled answer, or a batch whose call failed) keeps its retrieval score,
+min-max normalised over the candidates onto the reranker's 0-10 scale so the two
+kinds sort together, and is marked ``metadata["rerank_fallback"] = True``. Each
+such failure logs a warning and calls ``on_error`` (a Python callback) with a
+:class:`RerankError`. When no candidate at all gets a score, the retrieval order
+is kept (:func:`~ragloom.rerankers.base.rerank_or_fallback`). With
+``strict = true`` any failure raises the RerankError instead. The error carries
+``raw_response`` (what the model answered, when it did) and is chained to the cause.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import math
 import re
 from collections.abc import Callable, Sequence
 
@@ -53,6 +59,14 @@ class LLMRerankerConfig:
 
 def parse_scores(answer: str, count: int) -> list[float] | None:
     """Scores for passages 1..count from an answer, or None when it holds no complete ranking."""
+    found = parse_partial_scores(answer, count)
+    if len(found) < count:
+        return None
+    return [found[i] for i in range(1, count + 1)]
+
+
+def parse_partial_scores(answer: str, count: int) -> dict[int, float]:
+    """``{passage number: score in 0..10}`` for the passages 1..count an answer scores (maybe none)."""
     found: dict[int, float] = {}
     start, end = answer.find("{"), answer.rfind("}")
     decoded: object = None
@@ -82,9 +96,17 @@ def parse_scores(answer: str, count: int) -> list[float] | None:
     else:
         for match in _LINE_SCORE.finditer(answer):
             found.setdefault(int(match.group(1)), float(match.group(2)))
-    if not all(i in found for i in range(1, count + 1)):
-        return None
-    return [min(10.0, max(0.0, found[i])) for i in range(1, count + 1)]
+    return {i: min(10.0, max(0.0, found[i])) for i in range(1, count + 1) if i in found and math.isfinite(found[i])}
+
+
+def normalised_retrieval(results: Sequence[Result], high: float = 10.0) -> list[float]:
+    """Retrieval scores min-max normalised over the candidates onto ``0..high`` (all ``high / 2`` when equal)."""
+    scores = [float(r.metadata.get("retrieval_score", r.score)) for r in results]
+    finite = [v for v in scores if math.isfinite(v)]
+    low, top = (min(finite), max(finite)) if finite else (0.0, 0.0)
+    if top == low:
+        return [high / 2] * len(scores)
+    return [high * (v - low) / (top - low) if math.isfinite(v) else 0.0 for v in scores]
 
 
 class LLMReranker:
@@ -108,24 +130,36 @@ class LLMReranker:
         values = {"query": query, "passages": passages}
         return re.sub(r"\{(query|passages)\}", lambda m: values[m.group(1)], self.config.prompt)
 
-    def _score_batch(self, query: str, batch: Sequence[Result]) -> list[float]:
+    def _score_batch(self, query: str, batch: Sequence[Result]) -> tuple[dict[int, float], RerankError | None]:
+        """``({position in batch: score}, the failure or None)``: what the model scored of one batch."""
         raw: str | None = None
         try:
             raw = self.generate(self._prompt(query, batch))
             if not isinstance(raw, str):
                 raise TypeError(f"the LLM returned {type(raw).__name__}, not text")
         except Exception as exc:  # noqa: BLE001 - any LLM failure becomes a RerankError
-            raise RerankError(f"llm reranker: the LLM call failed: {type(exc).__name__}: {exc}", raw_response=None) from exc
-        scores = parse_scores(raw, len(batch))
-        if scores is None:
-            raise RerankError(
-                f"llm reranker: the answer holds no score for each of the {len(batch)} passages: {raw[:200]!r}",
-                raw_response=raw,
-            )
-        return scores
+            error = RerankError(f"llm reranker: the LLM call failed: {type(exc).__name__}: {exc}", raw_response=None)
+            error.__cause__ = exc
+            return {}, error
+        found = parse_partial_scores(raw, len(batch))
+        if len(found) == len(batch):
+            return {i - 1: v for i, v in found.items()}, None
+        missing = len(batch) - len(found)
+        error = RerankError(
+            f"llm reranker: the answer scores {len(found)} of {len(batch)} passages ({missing} keep their retrieval score): {raw[:200]!r}",
+            raw_response=raw,
+        )
+        return {i - 1: v for i, v in found.items()}, error
+
+    def _report(self, error: RerankError) -> None:
+        if self.config.strict:
+            raise error
+        logger.warning("%s", error)
+        if self.on_error is not None:
+            self.on_error(error)
 
     def rerank(self, query: str, results: Sequence[Result], top_n: int | None = None) -> list[Result]:
-        """The best ``top_n`` by LLM score (ties: retrieval order); retrieval order on failure."""
+        """The best ``top_n`` by LLM score (ties: retrieval order); unscored candidates keep their normalised retrieval score."""
         n = resolve_top_n(self.top_n, top_n)
         results = list(results)
         if not results or n == 0:
@@ -133,11 +167,27 @@ class LLMReranker:
         size = self.config.batch_size
 
         def score() -> list[Result]:
-            scores: list[float] = []
+            scores: dict[int, float] = {}
+            errors: list[RerankError] = []
             for start in range(0, len(results), size):
-                scores.extend(self._score_batch(query, results[start : start + size]))
-            order = sorted(range(len(results)), key=lambda i: (-scores[i], i))
-            return [reranked(results[i], scores[i]) for i in order[:n]]
+                found, error = self._score_batch(query, results[start : start + size])
+                scores.update({start + i: v for i, v in found.items()})
+                if error is not None:
+                    errors.append(error)
+            if not scores:  # nothing scored: the retrieval order, through the shared fallback
+                raise errors[0] if len(errors) == 1 else RerankError(
+                    f"llm reranker: no candidate was scored ({len(errors)} batches failed; first: {errors[0]})",
+                    raw_response=errors[0].raw_response,
+                )
+            for error in errors:
+                self._report(error)
+            fallback = normalised_retrieval(results)
+            final = [scores.get(i, fallback[i]) for i in range(len(results))]
+            order = sorted(range(len(results)), key=lambda i: (-final[i], i))
+            return [
+                reranked(results[i], final[i]) if i in scores else reranked(results[i], final[i], rerank_fallback=True)
+                for i in order[:n]
+            ]
 
         return rerank_or_fallback(
             score, results, n, strict=self.config.strict, on_error=self.on_error, logger=logger, what="llm reranker"

@@ -16,7 +16,9 @@ Required methods are in :class:`Store`. Optional capabilities are declared in
 ``capabilities`` (never guessed):
 
 - ``"keyword_search"``: ``keyword_search(namespace, query, *, top_k, filter)``;
-- ``"vectors"``: ``get_vectors(namespace, chunk_ids) -> float32 array``.
+- ``"vectors"``: ``get_vectors(namespace, chunk_ids) -> float32 array``;
+- ``"concurrent_writers"``: many processes may write sessions at once (a
+  distributed ingest such as ragloom-ray then writes from its workers).
 
 A store may also offer ``source_counts(namespace) -> {source: chunks}`` (used
 by ``ragloom sources``; without it the counts are left out).
@@ -38,6 +40,7 @@ from ragloom.types import Chunk, Result
 
 KEYWORD_SEARCH = "keyword_search"
 VECTORS = "vectors"
+CONCURRENT_WRITERS = "concurrent_writers"
 
 
 def _frozen_mapping(value: Mapping[str, str] | None) -> Mapping[str, str]:

@@ -11,7 +11,10 @@ When a call fails or its answer is unusable: with ``strict = true`` a
 ``RerankError`` (status code, Cohere's message, raw answer) is raised;
 otherwise the retrieval order is kept (``metadata["rerank_fallback"] = True``),
 a warning is logged and ``on_error`` (Python only) is called with the error —
-the policy of the core ``llm`` reranker.
+the shared policy of every reranker (``ragloom.plugin.rerank_or_fallback``). An
+answer scoring fewer candidates than asked keeps the scored ones first; the
+rest follow in retrieval order (score: the lowest relevance returned,
+``metadata["rerank_fallback"] = True``).
 """
 
 from __future__ import annotations
@@ -115,7 +118,16 @@ class CohereReranker:
             return []
 
         def score() -> list[Result]:
-            return [reranked(results[i], relevance) for i, relevance in self.scores(query, [r.text for r in results], n)]
+            pairs = self.scores(query, [r.text for r in results], n)
+            out = [reranked(results[i], relevance) for i, relevance in pairs]
+            wanted = min(n, len(results))
+            if len(out) < wanted:  # a partial answer: the unscored candidates follow in retrieval order
+                scored = {i for i, _ in pairs}
+                floor = min((relevance for _, relevance in pairs), default=0.0)
+                rest = [i for i in range(len(results)) if i not in scored][: wanted - len(out)]
+                logger.warning("cohere rerank scored %d of %d candidates asked; the rest keep retrieval order", len(out), wanted)
+                out += [reranked(results[i], floor, rerank_fallback=True) for i in rest]
+            return out
 
         return rerank_or_fallback(
             score, results, n, strict=self.config.strict, on_error=self.on_error, logger=logger, what="cohere rerank"

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from ragloom.plugin import (
+    CONCURRENT_WRITERS,
     DOCUMENT_SOURCE_TYPE,
     KEYWORD_SEARCH,
     VECTORS,
@@ -139,7 +140,7 @@ class PgVectorStore:
         self._dsn = dsn if dsn is not None else self.config.dsn.get()
         self._closed = False
         self._pool: Any = None
-        self.capabilities: frozenset[str] = frozenset({VECTORS, KEYWORD_SEARCH} if self.config.keyword else {VECTORS})
+        self.capabilities: frozenset[str] = frozenset({VECTORS, KEYWORD_SEARCH, CONCURRENT_WRITERS} if self.config.keyword else {VECTORS, CONCURRENT_WRITERS})
         self._analyzer = Analyzer(self.config.bm25.analyzer)
         self._term_keys = TermKeys()
         self._where = "PostgreSQL store"

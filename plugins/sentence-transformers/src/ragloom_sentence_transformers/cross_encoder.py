@@ -1,19 +1,25 @@
 """The ``cross-encoder`` reranker: a local CrossEncoder scores (query, passage) pairs.
 
 The model's score becomes the result score; the retrieval score is kept in
-``metadata["retrieval_score"]``. Equal scores keep retrieval order.
+``metadata["retrieval_score"]``. Equal scores keep retrieval order. When the
+model fails, the retrieval order is kept (``metadata["rerank_fallback"] = True``)
+and a warning logged, through the shared fallback helper; ``strict = true``
+raises the :class:`RerankError` instead.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from typing import Any
 
 import attrs
 import numpy as np
 
-from ragloom.plugin import RerankError, Result, reranked, resolve_top_n
+from ragloom.plugin import RerankError, Result, rerank_or_fallback, reranked, resolve_top_n
 from ragloom_sentence_transformers.loading import import_sentence_transformers, load_model, resolve_model
+
+logger = logging.getLogger(__name__)
 
 
 @attrs.frozen(kw_only=True)
@@ -26,6 +32,7 @@ class CrossEncoderConfig:
     device: str | None = None
     max_length: int | None = attrs.field(default=None, validator=attrs.validators.optional(attrs.validators.gt(0)))
     allow_download: bool = False
+    strict: bool = False
 
 
 class CrossEncoderReranker:
@@ -59,9 +66,13 @@ class CrossEncoderReranker:
         n = resolve_top_n(self.top_n, top_n)
         if not results or n == 0:
             return []
-        scores = self.scores(query, [r.text for r in results])
-        order = sorted(range(len(results)), key=lambda i: (-scores[i], i))
-        return [reranked(results[i], float(scores[i])) for i in order[:n]]
+
+        def score() -> list[Result]:
+            scores = self.scores(query, [r.text for r in results])
+            order = sorted(range(len(results)), key=lambda i: (-scores[i], i))
+            return [reranked(results[i], float(scores[i])) for i in order[:n]]
+
+        return rerank_or_fallback(score, results, n, strict=self.config.strict, logger=logger, what=f"cross-encoder {self.model_name!r}")
 
     def __repr__(self) -> str:
         return f"CrossEncoderReranker(model={self.model_name!r}, top_n={self.top_n})"
