@@ -90,15 +90,52 @@ def _fill(
     return time.perf_counter() - began
 
 
-def _timed_queries(search: Any, queries: np.ndarray) -> tuple[float, float]:
-    """(p50, p95) milliseconds of ``search(q)`` over the queries (after one warm-up)."""
+def _timed_queries(search: Any, queries: np.ndarray) -> tuple[float, float, str]:
+    """(p50, p95) milliseconds of ``search(q)`` over the queries (after one warm-up), and the CPU per query."""
     search(queries[0])
     times = []
+    before = _cpu()
     for q in queries:
         began = time.perf_counter()
         search(q)
         times.append((time.perf_counter() - began) * 1e3)
-    return float(np.percentile(times, 50)), float(np.percentile(times, 95))
+    return float(np.percentile(times, 50)), float(np.percentile(times, 95)), _cpu_note(before, len(queries), "query")
+
+
+_POSTMASTER: list[int] = []  # the private server's postmaster pid (none for RAGLOOM_BENCH_PG_DSN)
+
+
+def _server_cpu() -> float:
+    """CPU seconds used so far by the private server: its postmaster and live children (0 for an external one).
+
+    Beside wall-clock figures on a shared, busy machine, CPU per query or per
+    chunk says what the work costs whatever the load (a backend that exits
+    within a measurement takes its CPU with it: the store's pool keeps them).
+    """
+    if not _POSTMASTER:
+        return 0.0
+    ticks = 0
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(pid) == _POSTMASTER[0] or int(fields[1]) == _POSTMASTER[0]:
+            ticks += int(fields[11]) + int(fields[12])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def _cpu() -> tuple[float, float]:
+    """(this process's CPU seconds, the server's CPU seconds)."""
+    return time.process_time(), _server_cpu()
+
+
+def _cpu_note(before: tuple[float, float], count: int, unit: str) -> str:
+    client, server = (after - then for after, then in zip(_cpu(), before, strict=True))
+    return f"CPU/{unit}: client {client / count * 1e3:.2f} ms, server {server / count * 1e3:.2f} ms"
 
 
 def _recall(approximate: list[list[str]], exact: list[list[str]]) -> float:
@@ -120,16 +157,16 @@ def bench_vectors(dsn: str, workdir: Path, size: int, rows: list[str], sweep: tu
         duck.close()
         duck = DuckDBStore(DuckDBStoreConfig(), path=path)
         exact_ids = [[r.chunk_id for r in duck.search(NS, q, top_k=10)] for q in queries]
-        p50, p95 = _timed_queries(lambda q: duck.search(NS, q, top_k=10), queries)
-        rows.append(f"| {label} | ragloom-duckdb exact (numpy read cache) | {p50:.2f} | {p95:.2f} | 1.000 | |")
+        p50, p95, cpu = _timed_queries(lambda q: duck.search(NS, q, top_k=10), queries)
+        rows.append(f"| {label} | ragloom-duckdb exact (numpy read cache) | {p50:.2f} | {p95:.2f} | 1.000 | {cpu} |")
         duck.close()
         began = time.perf_counter()
         duck = DuckDBStore(DuckDBStoreConfig(index="hnsw", hnsw_min_chunks=0), path=path)
         build = time.perf_counter() - began
         ids = [[r.chunk_id for r in duck.search(NS, q, top_k=10)] for q in queries]
-        p50, p95 = _timed_queries(lambda q: duck.search(NS, q, top_k=10), queries)
+        p50, p95, cpu = _timed_queries(lambda q: duck.search(NS, q, top_k=10), queries)
         rows.append(
-            f"| {label} | ragloom-duckdb HNSW (m=16, ef_construction=128, ef_search=256) | {p50:.2f} | {p95:.2f} | {_recall(ids, exact_ids):.3f} | build {build:.0f} s |"
+            f"| {label} | ragloom-duckdb HNSW (m=16, ef_construction=128, ef_search=256) | {p50:.2f} | {p95:.2f} | {_recall(ids, exact_ids):.3f} | build {build:.0f} s; {cpu} |"
         )
         duck.close()
         print("\n".join(rows[-2:]), flush=True)
@@ -140,13 +177,13 @@ def bench_vectors(dsn: str, workdir: Path, size: int, rows: list[str], sweep: tu
     seconds = _fill(store, vectors)
     stats = store.stats(NS)
     pg_exact = [[r.chunk_id for r in store.search(NS, q, top_k=10)] for q in queries]
-    p50, p95 = _timed_queries(lambda q: store.search(NS, q, top_k=10), queries[:20])
+    p50, p95, cpu = _timed_queries(lambda q: store.search(NS, q, top_k=10), queries[:20])
     if exact_ids is None:
         exact_ids = pg_exact
     agree = _recall(pg_exact, exact_ids)
     rows.append(
         f"| {label} | ragloom-pgvector exact (SQL scan) | {p50:.2f} | {p95:.2f} | {agree:.3f} | ingest {size / seconds:,.0f} chunks/s; "
-        f"chunks table {stats['table_bytes'] / 2**20:,.0f} MiB |"
+        f"chunks table {stats['table_bytes'] / 2**20:,.0f} MiB; {cpu} |"
     )
     store.close()
     print(rows[-1], flush=True)
@@ -156,14 +193,18 @@ def bench_vectors(dsn: str, workdir: Path, size: int, rows: list[str], sweep: tu
     build = time.perf_counter() - began
     index_bytes = _index_bytes(dsn, schema)
     store.close()
-    for ef in (100, *sweep):
+    defaults = PgVectorStoreConfig()
+    for ef in dict.fromkeys((defaults.ef_search, *sweep)):
         store = PgVectorStore(PgVectorStoreConfig(schema=schema, ef_search=ef, hnsw_min_chunks=1000), dsn=dsn)
         assert store.plan(NS) == "hnsw"
         ids = [[r.chunk_id for r in store.search(NS, q, top_k=10)] for q in queries]
-        p50, p95 = _timed_queries(lambda q: store.search(NS, q, top_k=10), queries)  # noqa: B023
-        note = f"build {build:.0f} s, index {index_bytes / 2**20:,.0f} MiB" if ef == 100 else ""
+        p50, p95, cpu = _timed_queries(lambda q: store.search(NS, q, top_k=10), queries)  # noqa: B023
+        note = f"build {build:.0f} s, index {index_bytes / 2**20:,.0f} MiB; " if ef == defaults.ef_search else ""
+        what = f"m={defaults.m}, ef_construction={defaults.ef_construction}, ef_search={ef}" + (
+            " (default)" if ef == defaults.ef_search else ""
+        )
         rows.append(
-            f"| {label} | ragloom-pgvector HNSW (m=16, ef_construction=64, ef_search={ef}) | {p50:.2f} | {p95:.2f} | {_recall(ids, exact_ids):.3f} | {note} |"
+            f"| {label} | ragloom-pgvector HNSW ({what}) | {p50:.2f} | {p95:.2f} | {_recall(ids, exact_ids):.3f} | {note}{cpu} |"
         )
         store.close()
         print(rows[-1], flush=True)
@@ -189,11 +230,14 @@ def _index_bytes(dsn: str, schema: str) -> int:
 
 
 def _writer(args: tuple[str, str, int, int, int, bool]) -> float:
+    """Fill ``per_writer`` chunks; the CPU seconds this writer process spent doing it."""
     dsn, schema, writer, per_writer, source_size, keyword = args
     vectors = np.random.default_rng(writer).standard_normal((per_writer, DIM)).astype(np.float32)
     store = PgVectorStore(PgVectorStoreConfig(schema=schema, index="exact", keyword=keyword), dsn=dsn)
+    began = time.process_time()
     try:
-        return _fill(store, vectors, start=writer * per_writer, source_size=source_size, prefix=f"w{writer}")
+        _fill(store, vectors, start=writer * per_writer, source_size=source_size, prefix=f"w{writer}")
+        return time.process_time() - began
     finally:
         store.close()
 
@@ -205,7 +249,7 @@ def bench_ingest(dsn: str, workdir: Path, total: int, rows: list[str]) -> None:
     seconds = _fill(duck, vectors)
     duck.close()
     rows.append(
-        f"| {total:,} x {DIM} | ragloom-duckdb, 1 writer (one process per file) | {seconds:.1f} | {total / seconds:,.0f} |"
+        f"| {total:,} x {DIM} | ragloom-duckdb, 1 writer (one process per file) | {seconds:.1f} | {total / seconds:,.0f} | |"
     )
     print(rows[-1], flush=True)
     for writers, keyword in ((1, True), (4, True), (1, False)):
@@ -214,16 +258,18 @@ def bench_ingest(dsn: str, workdir: Path, total: int, rows: list[str]) -> None:
         PgVectorStore(PgVectorStoreConfig(schema=schema, index="exact"), dsn=dsn).close()
         per_writer = total // writers
         _writer((dsn, schema, 99, 10, 10, keyword))  # creates the vector column; not timed
-        began = time.perf_counter()
+        began, server = time.perf_counter(), _server_cpu()
         with multiprocessing.get_context("spawn").Pool(writers) as pool:
-            pool.map(_writer, [(dsn, schema, w, per_writer, 1000, keyword) for w in range(writers)])
+            writer_cpu = pool.map(_writer, [(dsn, schema, w, per_writer, 1000, keyword) for w in range(writers)])
         seconds = time.perf_counter() - began
+        server = _server_cpu() - server
         with PgVectorStore(PgVectorStoreConfig(schema=schema, index="exact"), dsn=dsn) as store:
             stored = store.count(NS)
         assert stored == per_writer * writers + 10, stored
         what = "BM25 postings on" if keyword else "keyword = false"
         rows.append(
-            f"| {per_writer * writers:,} x {DIM} | ragloom-pgvector, {writers} writer process(es), {what} | {seconds:.1f} | {per_writer * writers / seconds:,.0f} |"
+            f"| {per_writer * writers:,} x {DIM} | ragloom-pgvector, {writers} writer process(es), {what} | {seconds:.1f} | {per_writer * writers / seconds:,.0f} | "
+            f"writers {sum(writer_cpu) / (per_writer * writers) * 1e6:.0f} µs, server {server / (per_writer * writers) * 1e6:.0f} µs |"
         )
         print(rows[-1], flush=True)
         _drop(dsn, schema)
@@ -261,10 +307,11 @@ def bench_keyword(dsn: str, rows: list[str]) -> None:
     ]
     texts = list(queries.values())
     store.keyword_search(NS, texts[0], top_k=10)
-    began = time.perf_counter()
+    began, before = time.perf_counter(), _cpu()
     for text in texts:
         store.keyword_search(NS, text, top_k=10)
     qps = len(texts) / (time.perf_counter() - began)
+    cpu = _cpu_note(before, len(texts), "query")
     latencies = []
     for text in texts[:200]:
         t = time.perf_counter()
@@ -273,7 +320,7 @@ def bench_keyword(dsn: str, rows: list[str]) -> None:
     store.close()
     _drop(dsn, schema)
     rows.append(
-        f"| ragloom-pgvector `keyword_search` (BM25 in SQL) | {statistics.mean(scores):.4f} | {qps:,.0f} | p95 {np.percentile(latencies, 95):.1f} ms | {build:.1f} |"
+        f"| ragloom-pgvector `keyword_search` (BM25 in SQL) | {statistics.mean(scores):.4f} | {qps:,.0f} | p95 {np.percentile(latencies, 95):.1f} ms; {cpu} | {build:.1f} |"
     )
     print(rows[-1], flush=True)
     import bm25s
@@ -313,6 +360,7 @@ def _server(workdir: Path) -> tuple[str, Any]:
         conn.execute("ALTER SYSTEM SET shared_buffers = '512MB'")
         conn.execute("ALTER SYSTEM SET maintenance_work_mem = '1GB'")
     pg_ctl(["-w", "-m", "fast", "restart"], pgdata=server.pgdata, user=server.system_user, timeout=120)
+    _POSTMASTER[:] = [int((Path(server.pgdata) / "postmaster.pid").read_text().split()[0])]
     return server.get_uri(), server
 
 
@@ -320,13 +368,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=100_000)
     parser.add_argument("--ingest", type=int, default=100_000)
-    parser.add_argument("--ef-sweep", type=int, nargs="*", default=[40, 200])
+    parser.add_argument("--ef-sweep", type=int, nargs="*", default=[40, 100, 200, 400])
     parser.add_argument("--no-duckdb", action="store_true", help="pgvector rows only (DuckDB's HNSW build is the slowest step)")
     parser.add_argument("--skip", nargs="*", default=[], choices=["vectors", "ingest", "keyword"])
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
         dsn, server = _server(workdir)
+        print(f"load average at the start: {' '.join(f'{x:.1f}' for x in os.getloadavg())}", flush=True)
         try:
             rows: list[str] = []
             if "vectors" not in args.skip:
@@ -344,9 +393,10 @@ def main(argv: list[str] | None = None) -> int:
             if "ingest" not in args.skip:
                 rows = []
                 print("\n## Ingest with precomputed vectors (sessions of 1,000-chunk sources, flushed per source)\n")
-                print("| chunks | writer | seconds | chunks / s |\n| --- | --- | ---: | ---: |", flush=True)
+                print("| chunks | writer | seconds | chunks / s | CPU per chunk |\n| --- | --- | ---: | ---: | --- |", flush=True)
                 bench_ingest(dsn, workdir, args.ingest, rows)
         finally:
+            print(f"\nload average at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())}", flush=True)
             if server is not None:
                 server.cleanup()
     return 0

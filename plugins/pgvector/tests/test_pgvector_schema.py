@@ -17,10 +17,10 @@ def test_new_schema_is_created_at_the_current_version(pg: Any, pg_schema: str) -
     with PgVectorStore(PgVectorStoreConfig(schema=pg_schema), dsn=pg.dsn) as store:
         assert store.stats("x")["schema_version"] == SCHEMA_VERSION
     rows = pg.execute(f"SELECT version, package FROM {pg_schema}.schema_version ORDER BY version")
-    assert rows == [(SCHEMA_VERSION, "ragloom-pgvector")]
+    assert rows == [(version, "ragloom-pgvector") for version in range(1, SCHEMA_VERSION + 1)]
     # opening again applies nothing twice
     PgVectorStore(PgVectorStoreConfig(schema=pg_schema), dsn=pg.dsn).close()
-    assert len(pg.execute(f"SELECT * FROM {pg_schema}.schema_version")) == 1
+    assert len(pg.execute(f"SELECT * FROM {pg_schema}.schema_version")) == SCHEMA_VERSION
 
 
 def test_a_newer_schema_is_refused(pg: Any, pg_schema: str) -> None:

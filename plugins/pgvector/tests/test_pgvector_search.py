@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
 import numpy as np
 import pytest
 
@@ -117,3 +118,19 @@ def test_keyword_off_drops_the_capability(pg: Any, pg_schema: str) -> None:
         _write(store, NS, _chunks("/a.md", 5, rng), rng.normal(size=(5, 8)))
         assert store.count(NS) == 5
         assert pg.execute(f"SELECT count(*) FROM {pg_schema}.postings") == [(0,)]
+
+
+def test_numpy_bm25_ranks_as_the_sql_statement_ties_included(pg: Any, pg_schema: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(11)
+    chunks = _chunks("/ties.md", 300, rng)
+    # equal texts score equally: their order comes from the tie-break (row id), in both paths
+    chunks += [attrs.evolve(c, id=f"{c.id}-twin", index=c.index + 1000) for c in chunks[:40]]
+    vectors = rng.standard_normal((len(chunks), 8)).astype(np.float32)
+    with PgVectorStore(PgVectorStoreConfig(schema=pg_schema), dsn=pg.dsn) as store:
+        _write(store, NS, chunks, vectors)
+        queries = ["lamp", "fox dog dog", "river stone cloud", "sun moon star tree leaf", "nothing matches this"]
+        numpy_path = [[(r.chunk_id, round(r.score, 9)) for r in store.keyword_search(NS, q, top_k=25)] for q in queries]
+        monkeypatch.setattr(store, "_keyword_numpy", lambda *args: None)  # the SQL statement (the fallback path)
+        sql_path = [[(r.chunk_id, round(r.score, 9)) for r in store.keyword_search(NS, q, top_k=25)] for q in queries]
+    assert numpy_path == sql_path
+    assert len(numpy_path[0]) == 25 and numpy_path[-1] == []

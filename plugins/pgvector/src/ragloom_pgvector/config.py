@@ -42,7 +42,7 @@ class PgVectorStoreConfig:
     index: Literal["exact", "hnsw"] = attrs.field(default="hnsw", validator=attrs.validators.in_(("exact", "hnsw")))
     m: int = attrs.field(default=16, validator=[attrs.validators.ge(2), attrs.validators.le(100)])
     ef_construction: int = attrs.field(default=64, validator=[attrs.validators.ge(4), attrs.validators.le(1000)])
-    ef_search: int = attrs.field(default=100, validator=[attrs.validators.ge(1), attrs.validators.le(1000)])
+    ef_search: int = attrs.field(default=200, validator=[attrs.validators.ge(1), attrs.validators.le(1000)])
     hnsw_min_chunks: int = attrs.field(default=20_000, validator=attrs.validators.ge(0))
     keyword: bool = True
     bm25: BM25Config = attrs.field(factory=BM25Config)

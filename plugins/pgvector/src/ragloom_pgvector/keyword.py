@@ -1,4 +1,4 @@
-"""BM25 kept in PostgreSQL: postings written with binary COPY, scores summed in SQL.
+"""BM25 kept in PostgreSQL: postings written with binary COPY, scored in numpy (or in SQL with a filter).
 
 Documents are analysed in Python with ragloom's :class:`~ragloom.analysis.Analyzer`
 (the terms of the ``bm25`` retriever and the other stores). A posting is
@@ -12,6 +12,12 @@ committed chunks a reader's snapshot sees (Lucene's BM25, as
 
     score(q, d) = sum over query terms t of idf(t) * tf / (tf + k1 * (1 - b + b * dl / avgdl))
     idf(t)      = ln(1 + (N - df + 0.5) / (df + 0.5))
+
+An unfiltered query reads the query terms' postings as packed arrays (one row
+per term, ``array_send`` of ``array_agg`` over the ``term_key`` index: no
+per-posting work in SQL beyond the index scan) and scores them in numpy;
+:data:`BM25_SQL` scores in SQL and is kept for filtered queries and as the
+fallback when a top row was deleted between the two statements.
 """
 
 from __future__ import annotations
@@ -121,6 +127,53 @@ def query_terms(analyzer: Analyzer, keys: TermKeys, namespace: str, query: str) 
     return [keys.key(namespace, t) for t in counts], [float(c) for c in counts.values()]
 
 
+#: The query terms' postings, one row per term (``df`` = the array length), with ``N`` and the total length.
+POSTINGS_SQL = """
+SELECT (SELECT coalesce(sum(chunks), 0)::float8 FROM {s}.sources WHERE namespace = %(namespace)s),
+       (SELECT coalesce(sum(total_length), 0)::float8 FROM {s}.sources WHERE namespace = %(namespace)s),
+       p.term_key, array_send(array_agg(p.row_id)), array_send(array_agg(p.tf)), array_send(array_agg(p.dl))
+FROM {s}.postings p WHERE p.term_key = ANY(%(terms)s::bigint[]) GROUP BY p.term_key
+"""
+
+_ARRAY_HEADER = 20  # array_send of a one-dimensional array without NULLs: ndim, flags, element type, size, lower bound
+_INT8_ITEM = np.dtype([("length", ">i4"), ("value", ">i8")])
+_FLOAT4_ITEM = np.dtype([("length", ">i4"), ("value", ">f4")])
+
+
+def _unpack(data: bytes, item: np.dtype) -> np.ndarray:
+    """The values of a one-dimensional binary array (``array_send``)."""
+    return np.frombuffer(data, dtype=item, offset=_ARRAY_HEADER)["value"] if len(data) > 12 else np.zeros(0, item["value"])
+
+
+def score_postings(
+    rows: Sequence[tuple[float, float, int, bytes, bytes, bytes]],
+    weights: dict[int, float],
+    *,
+    k1: float,
+    b: float,
+    top_k: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """BM25 (see the module docstring) of the rows of :data:`POSTINGS_SQL`: the best ``top_k``
+    ``(row_ids, scores)``, by score descending, then row id (the order of :data:`BM25_SQL`)."""
+    if not rows:
+        return np.zeros(0, dtype=np.int64), np.zeros(0)
+    n, total = float(rows[0][0]), float(rows[0][1])
+    avgdl = max(total / max(n, 1.0), 1e-9)
+    ids = [_unpack(r[3], _INT8_ITEM) for r in rows]
+    tf = np.concatenate([_unpack(r[4], _FLOAT4_ITEM) for r in rows]).astype(np.float64)
+    dl = np.concatenate([_unpack(r[5], _FLOAT4_ITEM) for r in rows]).astype(np.float64)
+    df = np.array([len(a) for a in ids], dtype=np.float64)
+    idf = np.array([weights[int(r[2])] for r in rows]) * np.log(1 + (n - df + 0.5) / (df + 0.5))
+    part = np.repeat(idf, df.astype(np.int64)) * tf / (tf + k1 * (1 - b + b * dl / avgdl))
+    candidates, inverse = np.unique(np.concatenate(ids), return_inverse=True)
+    scores = np.bincount(inverse, weights=part, minlength=len(candidates))
+    if len(scores) > top_k:
+        keep = scores >= np.partition(scores, len(scores) - top_k)[len(scores) - top_k]  # ties at the cut stay
+        candidates, scores = candidates[keep], scores[keep]
+    order = np.lexsort((candidates, -scores))[:top_k]
+    return candidates[order], scores[order]
+
+
 #: BM25 of every chunk holding a query term: one pass over the query terms' postings (``df`` by a
 #: window count; term keys are per namespace, so the postings are the namespace's).
 _SCORED = """
@@ -138,7 +191,8 @@ scored AS (SELECT h.row_id, sum(h.qtf * ln(1 + (stats.n - h.df + 0.5) / (h.df + 
 BM25_SQL = (
     _SCORED
     + """, top AS (SELECT row_id, score FROM scored ORDER BY score DESC, row_id LIMIT %(top_k)s)
-SELECT {columns}, t.score FROM top t JOIN {s}.chunks c ON c.row_id = t.row_id ORDER BY t.score DESC, c.row_id
+SELECT {columns}, t.score FROM top t JOIN {s}.chunks c ON c.row_id = t.row_id AND c.source_type = 'document'
+ORDER BY t.score DESC, c.row_id
 """
 )
 
@@ -147,7 +201,7 @@ BM25_FILTERED_SQL = (
     _SCORED
     + """
 SELECT {columns}, s.score FROM scored s JOIN {s}.chunks c ON c.row_id = s.row_id
-WHERE c.namespace = %(namespace)s AND {where}
+WHERE c.namespace = %(namespace)s AND c.source_type = 'document' AND {where}
 ORDER BY s.score DESC, c.row_id LIMIT %(top_k)s
 """
 )

@@ -8,7 +8,8 @@
             chunks, total_length)            and their BM25 token count (N and avgdl of BM25)
     chunks(row_id, namespace, source, generation, document_id, chunk_id, chunk_index,
            text, start_offset, end_offset, metadata JSONB, tags TEXT[],
-           content_hash, metadata_hash, doc_length, vector vector(dim))
+           content_hash, metadata_hash, doc_length, vector vector(dim),
+           source_type)                      'document' for ragloom's rows (migration 2); reads see only those
     postings(term_key, row_id, tf, dl)       BM25 postings: term_key = hash(namespace, term)
     row_ids, generations                     sequences: blocks of row ids; every generation ever handed out
 
@@ -16,7 +17,9 @@ Namespaces are a column, not tables: a namespace costs nothing to create, one
 HNSW index serves all of them and no DDL runs while ingesting. Visibility is
 PostgreSQL's own: a stage's rows are inserted in the writer's transaction and
 the old generation deleted in the same transaction, so readers see one or the
-other. ``vector`` is added by the first write (pgvector's HNSW needs a fixed
+other. Rows of another ``source_type`` (an application's own, e.g. agent
+memory) have no postings, do not count in ``sources`` and no read returns
+them. ``vector`` is added by the first write (pgvector's HNSW needs a fixed
 dimension).
 
 Migrations run under a transaction-scoped advisory lock, each in order once; a
@@ -53,6 +56,14 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
             "CREATE INDEX postings_row ON {s}.postings (row_id)",
             "CREATE SEQUENCE {s}.row_ids AS bigint INCREMENT BY 4096",  # a session reserves 4096 row ids per call
             "CREATE SEQUENCE {s}.generations AS bigint",
+        ],
+    ),
+    (
+        2,
+        [
+            # rows an application keeps beside ragloom's (agent memory...): reads see 'document' rows only;
+            # a constant default adds the column without rewriting the table
+            "ALTER TABLE {s}.chunks ADD COLUMN source_type text NOT NULL DEFAULT 'document'",
         ],
     ),
 ]

@@ -32,6 +32,7 @@ import numpy as np
 from ragloom.plugin import (
     CHUNKS,
     CONCURRENT_WRITERS,
+    DOCUMENT_SOURCE_TYPE,
     KEYWORD_SEARCH,
     VECTORS,
     Analyzer,
@@ -45,9 +46,19 @@ from ragloom.plugin import (
     check_write,
     normalize_rows,
 )
+from ragloom_pgvector import binary
 from ragloom_pgvector import schema as schema_mod
 from ragloom_pgvector.config import PgVectorStoreConfig
-from ragloom_pgvector.keyword import BM25_FILTERED_SQL, BM25_SQL, Postings, TermKeys, postings, query_terms
+from ragloom_pgvector.keyword import (
+    BM25_FILTERED_SQL,
+    BM25_SQL,
+    POSTINGS_SQL,
+    Postings,
+    TermKeys,
+    postings,
+    query_terms,
+    score_postings,
+)
 from ragloom_pgvector.schema import SCHEMA_VERSION, qualified
 from ragloom_pgvector.sqlfilter import filter_sql
 
@@ -58,26 +69,9 @@ _log = logging.getLogger(__name__)
 _RESULT_COLUMNS = "c.chunk_id, c.document_id, c.text, c.source, c.metadata, c.start_offset, c.end_offset, c.tags"
 _COPY_COLUMNS = (
     "row_id, namespace, source, generation, document_id, chunk_id, chunk_index, text, start_offset, end_offset, "
-    "metadata, tags, content_hash, metadata_hash, doc_length, vector"
+    "metadata, tags, content_hash, metadata_hash, doc_length, vector, source_type"
 )
-_COPY_TYPES = [
-    "int8",
-    "text",
-    "text",
-    "int8",
-    "text",
-    "text",
-    "int4",
-    "text",
-    "int8",
-    "int8",
-    "jsonb",
-    "text[]",
-    "text",
-    "text",
-    "int4",
-    "vector",
-]
+_DOCUMENT = f"'{DOCUMENT_SOURCE_TYPE}'"  # the only rows reads see
 
 
 def _state(generation: int, next_generation: int, documents: dict[str, str], metadata: dict[str, str]) -> SourceState:
@@ -192,6 +186,10 @@ class PgVectorStore:
     def _sql(self, template: str) -> Any:
         return qualified(self.schema, template)
 
+    @functools.cached_property
+    def _copy_chunks_sql(self) -> Any:
+        return self._sql(f"COPY {{s}}.chunks ({_COPY_COLUMNS}) FROM STDIN (FORMAT BINARY)")
+
     @contextmanager
     def _errors(self, action: str) -> Iterator[None]:
         import psycopg
@@ -288,7 +286,7 @@ class PgVectorStore:
                 "FROM unnest(%(sources)s::text[]) AS w(source) "
                 "LEFT JOIN {s}.sources s ON s.namespace = %(ns)s AND s.source = w.source "
                 "LEFT JOIN LATERAL (SELECT DISTINCT ON (c.document_id) c.document_id, c.content_hash, c.metadata_hash "
-                "FROM {s}.chunks c WHERE c.namespace = %(ns)s AND c.source = w.source) d ON true"
+                "FROM {s}.chunks c WHERE c.namespace = %(ns)s AND c.source = w.source AND c.source_type = 'document') d ON true"
             ),
             {"sources": wanted, "ns": namespace},
         ).fetchall()
@@ -348,7 +346,7 @@ class PgVectorStore:
         # "+ 0": an ordering the HNSW index cannot serve, so this scan is exact
         statement = self._sql(
             f"SELECT {_RESULT_COLUMNS}, 1 - (c.vector <=> %s::vector) AS score FROM {{s}}.chunks c "
-            f"WHERE c.namespace = %s AND {where} ORDER BY (c.vector <=> %s::vector) + 0, c.row_id LIMIT %s"
+            f"WHERE c.namespace = %s AND c.source_type = {_DOCUMENT} AND {where} ORDER BY (c.vector <=> %s::vector) + 0, c.row_id LIMIT %s"
         )
         return statement, [query, namespace, *params, query, int(top_k)]
 
@@ -362,7 +360,7 @@ class PgVectorStore:
     def _hnsw_sql(self, namespace: str, query: np.ndarray, top_k: int) -> tuple[Any, list[Any]]:
         statement = self._sql(
             f"SELECT {_RESULT_COLUMNS}, 1 - (c.vector <=> %s::vector) AS score FROM {{s}}.chunks c "
-            "WHERE c.namespace = %s ORDER BY c.vector <=> %s::vector LIMIT %s"
+            f"WHERE c.namespace = %s AND c.source_type = {_DOCUMENT} ORDER BY c.vector <=> %s::vector LIMIT %s"
         )
         return statement, [query, namespace, query, int(top_k)]
 
@@ -387,31 +385,43 @@ class PgVectorStore:
             query = self._check_query(vector, conn)
             if query is None or top_k <= 0:
                 return []
-            with conn.transaction():
-                total = self._uses_hnsw(conn, namespace, filter, exact)
-                if total:
-                    results = self._search_hnsw(conn, namespace, query, top_k, total, ef_search or self.config.ef_search)
-                    if results is not None:
-                        return results
-                statement, params = self._exact_sql(namespace, query, top_k, filter)
-                rows = conn.execute(statement, params).fetchall()
+            if not exact and filter is None and self.config.index == "hnsw" and self._has_hnsw(conn):
+                results = self._search_hnsw(conn, namespace, query, top_k, ef_search or self.config.ef_search)
+                if results is not None:
+                    return results
+            statement, params = self._exact_sql(namespace, query, top_k, filter)
+            rows = conn.execute(statement, params).fetchall()
         return [_result(row, row[8]) for row in rows]
 
-    def _search_hnsw(
-        self, conn: Any, namespace: str, query: np.ndarray, top_k: int, total: int, ef_search: int
-    ) -> list[Result] | None:
-        """HNSW answer, or None when too few of the index's candidates belong to the namespace."""
-        wanted = min(top_k, total)
+    def _search_hnsw(self, conn: Any, namespace: str, query: np.ndarray, top_k: int, ef_search: int) -> list[Result] | None:
+        """HNSW answer, or None when the namespace is below ``hnsw_min_chunks`` or too few of the
+        index's candidates belong to it even at ``ef_search`` 1000.
+
+        The namespace's count, the settings and the query go in one pipeline (one round trip).
+        """
         ef = max(int(ef_search), top_k)
         while True:
-            self._hnsw_settings(conn, ef)
             statement, params = self._hnsw_sql(namespace, query, top_k)
-            rows = conn.execute(statement, params).fetchall()
-            if len(rows) >= wanted:
+            with conn.pipeline():
+                conn.execute("BEGIN")
+                self._hnsw_settings(conn, ef)
+                counted = conn.execute(self._count_sql, [namespace])
+                found = conn.execute(statement, params)
+                conn.execute("COMMIT")
+            row = counted.fetchone()
+            total = int(row[0]) if row else 0
+            if total < max(self.config.hnsw_min_chunks, 1):
+                return None
+            rows = found.fetchall()
+            if len(rows) >= min(top_k, total):
                 return [_result(row, row[8]) for row in rows]
             if ef >= 1000:
                 return None
             ef *= 4
+
+    @functools.cached_property
+    def _count_sql(self) -> Any:
+        return self._sql("SELECT coalesce(sum(chunks), 0) FROM {s}.sources WHERE namespace = %s")
 
     @_reconnecting
     def keyword_search(self, namespace: str, query: str, *, top_k: int, filter: FilterNode | None = None) -> list[Result]:
@@ -421,12 +431,16 @@ class PgVectorStore:
         terms, weights = query_terms(self._analyzer, self._term_keys, namespace, query)
         if top_k <= 0 or not terms:
             return []
-        where, params = filter_sql(filter, prefix="c.")
-        named = {f"f{i}": value for i, value in enumerate(params)}
-        where = _named(where, len(params))
-        template = BM25_SQL if filter is None else BM25_FILTERED_SQL
-        statement = template.replace("{columns}", _RESULT_COLUMNS).replace("{where}", where)
         with self._errors("keyword search"), self._connection() as conn:
+            if filter is None:
+                found = self._keyword_numpy(conn, namespace, terms, weights, top_k)
+                if found is not None:
+                    return found
+            where, params = filter_sql(filter, prefix="c.")
+            named = {f"f{i}": value for i, value in enumerate(params)}
+            where = _named(where, len(params))
+            template = BM25_SQL if filter is None else BM25_FILTERED_SQL
+            statement = template.replace("{columns}", _RESULT_COLUMNS).replace("{where}", where)
             rows = conn.execute(
                 self._sql(statement),
                 {
@@ -441,6 +455,41 @@ class PgVectorStore:
             ).fetchall()
         return [_result(row, row[8]) for row in rows]
 
+    def _keyword_numpy(
+        self, conn: Any, namespace: str, terms: list[int], weights: list[float], top_k: int
+    ) -> list[Result] | None:
+        """Unfiltered BM25: the terms' postings scored in numpy, then the top rows (two statements).
+
+        Chunk rows never change after their insert (a new generation is new rows), so
+        when every top row is still there the answer is the first statement's
+        snapshot's; None (score in SQL instead) when one was deleted in between.
+        """
+        postings_rows = conn.execute(self._postings_sql, {"terms": terms, "namespace": namespace}).fetchall()
+        row_ids, scores = score_postings(
+            postings_rows,
+            dict(zip(terms, weights, strict=True)),
+            k1=float(self.config.bm25.k1),
+            b=float(self.config.bm25.b),
+            top_k=int(top_k),
+        )
+        if not len(row_ids):
+            return []
+        fetched = conn.execute(self._rows_sql, [row_ids.tolist()]).fetchall()
+        if len(fetched) != len(row_ids):
+            return None
+        by_id = {row[8]: row for row in fetched}
+        return [_result(by_id[int(r)], float(score)) for r, score in zip(row_ids, scores, strict=True)]
+
+    @functools.cached_property
+    def _postings_sql(self) -> Any:
+        return self._sql(POSTINGS_SQL)
+
+    @functools.cached_property
+    def _rows_sql(self) -> Any:
+        return self._sql(
+            f"SELECT {_RESULT_COLUMNS}, c.row_id FROM {{s}}.chunks c WHERE c.row_id = ANY(%s::bigint[]) AND c.source_type = {_DOCUMENT}"
+        )
+
     @_reconnecting
     def get_vectors(self, namespace: str, chunk_ids: Sequence[str]) -> np.ndarray:
         """Stored (normalised) vectors of committed chunks, in the order asked."""
@@ -452,7 +501,10 @@ class PgVectorStore:
                     raise StoreError(f"unknown chunk id(s): {', '.join(wanted[:5])}")
                 return np.zeros((0, 0), dtype=np.float32)
             rows = conn.execute(
-                self._sql("SELECT chunk_id, vector FROM {s}.chunks WHERE namespace = %s AND chunk_id = ANY(%s::text[])"),
+                self._sql(
+                    "SELECT chunk_id, vector FROM {s}.chunks WHERE namespace = %s AND chunk_id = ANY(%s::text[]) "
+                    f"AND source_type = {_DOCUMENT}"
+                ),
                 [namespace, wanted],
             ).fetchall()
         position = {cid: np.asarray(vec.to_numpy() if hasattr(vec, "to_numpy") else vec, dtype=np.float32) for cid, vec in rows}
@@ -519,7 +571,10 @@ class PgVectorStore:
                 [namespace],
             ).fetchone()
             documents = conn.execute(
-                self._sql("SELECT count(*) FROM (SELECT DISTINCT source, document_id FROM {s}.chunks WHERE namespace = %s) d"),
+                self._sql(
+                    "SELECT count(*) FROM (SELECT DISTINCT source, document_id FROM {s}.chunks "
+                    f"WHERE namespace = %s AND source_type = {_DOCUMENT}) d"
+                ),
                 [namespace],
             ).fetchone()[0]
             sizes = dict(
@@ -586,7 +641,8 @@ class PgVectorStore:
                 "INSERT INTO {s}.sources AS t (namespace, source, generation, chunks, total_length) "
                 "SELECT %(ns)s, w.source, coalesce(%(gen)s, 0), coalesce(n.chunks, 0), coalesce(n.total, 0) "
                 "FROM unnest(%(sources)s::text[]) AS w(source) LEFT JOIN LATERAL ("
-                "SELECT count(*) AS chunks, sum(doc_length) AS total FROM {s}.chunks c WHERE c.namespace = %(ns)s AND c.source = w.source) n ON true "
+                "SELECT count(*) AS chunks, sum(doc_length) AS total FROM {s}.chunks c WHERE c.namespace = %(ns)s AND c.source = w.source "
+                "AND c.source_type = 'document') n ON true "
                 "ON CONFLICT (namespace, source) DO UPDATE SET chunks = excluded.chunks, total_length = excluded.total_length, "
                 "generation = CASE WHEN %(gen)s::bigint IS NOT NULL THEN %(gen)s::bigint WHEN excluded.chunks = 0 THEN 0 ELSE t.generation END"
             ),
@@ -849,38 +905,16 @@ class PgVectorStage:
             conn = self._start()
             normalized = normalize_rows(array)
             row_ids = session._row_ids(len(chunks))
-            texts = [c.text for c in chunks]
+            # rows of another source_type get no postings (keyword search never sees them) and length 0
+            texts = [c.text if c.source_type == DOCUMENT_SOURCE_TYPE else "" for c in chunks]
             if store.config.keyword:
                 found, lengths = postings(store._analyzer, store._term_keys, session.namespace, texts, row_ids)
             else:
                 found, lengths = None, np.zeros(len(chunks), dtype=np.int64)
-            from psycopg.types.json import Jsonb
-
+            data = _chunk_rows(chunks, session.namespace, self.generation, row_ids, lengths, normalized)
             cursor = conn.cursor()
-            with cursor.copy(store._sql(f"COPY {{s}}.chunks ({_COPY_COLUMNS}) FROM STDIN (FORMAT BINARY)")) as copy:
-                copy.set_types(_COPY_TYPES)
-                namespace, generation = session.namespace, self.generation
-                for i, chunk in enumerate(chunks):
-                    copy.write_row(
-                        (
-                            int(row_ids[i]),
-                            namespace,
-                            chunk.source,
-                            generation,
-                            chunk.document_id,
-                            chunk.id,
-                            chunk.index,
-                            chunk.text,
-                            chunk.start,
-                            chunk.end,
-                            Jsonb(chunk.metadata, dumps=_dumps),
-                            list(chunk.tags),
-                            chunk.content_hash,
-                            chunk.metadata_hash,
-                            int(lengths[i]),
-                            normalized[i],
-                        )
-                    )
+            with cursor.copy(store._copy_chunks_sql) as copy:
+                copy.write(data)
             if found is not None and len(found):
                 # small sources: the postings ride along with the commit statement (two round trips fewer)
                 self._postings.append(found)
@@ -922,9 +956,9 @@ class PgVectorStage:
                     "old AS (SELECT DISTINCT ON (c.chunk_id) c.* FROM {s}.chunks c JOIN u USING (chunk_id) "
                     "WHERE c.namespace = %(ns)s AND c.source = %(source)s AND c.generation <> %(gen)s ORDER BY c.chunk_id, c.row_id DESC), "
                     "ins AS (INSERT INTO {s}.chunks (row_id, namespace, source, generation, document_id, chunk_id, chunk_index, text, "
-                    "start_offset, end_offset, metadata, tags, content_hash, metadata_hash, doc_length, vector) "
+                    "start_offset, end_offset, metadata, tags, content_hash, metadata_hash, doc_length, vector, source_type) "
                     "SELECT u.row_id, old.namespace, old.source, %(gen)s, old.document_id, old.chunk_id, u.chunk_index, old.text, "
-                    "u.start_offset, u.end_offset, u.metadata, coalesce(string_to_array(u.tags, chr(31)), ARRAY[]::text[]), u.content_hash, u.metadata_hash, old.doc_length, old.vector "
+                    "u.start_offset, u.end_offset, u.metadata, coalesce(string_to_array(u.tags, chr(31)), ARRAY[]::text[]), u.content_hash, u.metadata_hash, old.doc_length, old.vector, old.source_type "
                     "FROM u JOIN old USING (chunk_id) RETURNING row_id), "
                     "post AS (INSERT INTO {s}.postings (term_key, row_id, tf, dl) SELECT p.term_key, u.row_id, p.tf, p.dl "
                     "FROM u JOIN old USING (chunk_id) JOIN {s}.postings p ON p.row_id = old.row_id) "
@@ -968,9 +1002,10 @@ class PgVectorStage:
                         "AND c.generation <> %(gen)s AND NOT (c.document_id = ANY(%(keep)s::text[])) RETURNING c.row_id, c.document_id), "
                         "p AS (DELETE FROM {s}.postings p USING gone WHERE p.row_id = gone.row_id), "
                         "ins AS (INSERT INTO {s}.postings (term_key, row_id, tf, dl) "
-                        "SELECT * FROM unnest(%(pt)s::bigint[], %(pr)s::bigint[], %(ptf)s::real[], %(pdl)s::real[])), "
+                        "SELECT * FROM unnest(%(pt)b::bigint[], %(pr)b::bigint[], %(ptf)b::real[], %(pdl)b::real[])), "
                         "n AS (SELECT count(*) AS chunks, coalesce(sum(doc_length), 0) AS total FROM {s}.chunks c "
-                        "WHERE c.namespace = %(ns)s AND c.source = %(source)s AND (c.generation = %(gen)s OR c.document_id = ANY(%(keep)s::text[]))), "
+                        "WHERE c.namespace = %(ns)s AND c.source = %(source)s AND c.source_type = 'document' "
+                        "AND (c.generation = %(gen)s OR c.document_id = ANY(%(keep)s::text[]))), "
                         "u AS (INSERT INTO {s}.sources AS t (namespace, source, generation, chunks, total_length) "
                         "SELECT %(ns)s, %(source)s, %(gen)s, n.chunks, n.total FROM n ON CONFLICT (namespace, source) DO UPDATE "
                         "SET generation = excluded.generation, chunks = excluded.chunks, total_length = excluded.total_length) "
@@ -982,10 +1017,7 @@ class PgVectorStage:
                         "gen": self.generation,
                         "keep": sorted(self._keep),
                         "carried": sorted(self._carried),
-                        "pt": buffered.terms.tolist() if buffered is not None else [],
-                        "pr": buffered.rows.tolist() if buffered is not None else [],
-                        "ptf": buffered.tfs.tolist() if buffered is not None else [],
-                        "pdl": buffered.lengths.tolist() if buffered is not None else [],
+                        **_postings_params(buffered),
                     },
                 ).fetchone()[0]
         finally:
@@ -1040,10 +1072,97 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
+_JSONB_EMPTY = b"\x01{}"
+
+
+def _chunk_rows(
+    chunks: Sequence[Chunk], namespace: str, generation: int, row_ids: np.ndarray, lengths: np.ndarray, vectors: np.ndarray
+) -> bytes:
+    """The binary COPY data of ``chunks`` (columns in the order of ``_COPY_COLUMNS``), laid out in numpy."""
+    n = len(chunks)
+    try:
+        return binary.copy_data(
+            [
+                binary.fixed(row_ids, ">i8"),
+                binary.same(namespace.encode(), n),
+                binary.same(chunks[0].source.encode(), n),
+                binary.same(int(generation).to_bytes(8, "big", signed=True), n),
+                binary.varying([c.document_id.encode() for c in chunks]),
+                binary.varying([c.id.encode() for c in chunks]),
+                binary.fixed(np.fromiter((c.index for c in chunks), dtype=np.int64, count=n), ">i4"),
+                binary.varying([c.text.encode() for c in chunks]),
+                binary.fixed(np.fromiter((c.start for c in chunks), dtype=np.int64, count=n), ">i8"),
+                binary.fixed(np.fromiter((c.end for c in chunks), dtype=np.int64, count=n), ">i8"),
+                binary.varying([b"\x01" + _dumps(c.metadata).encode() if c.metadata else _JSONB_EMPTY for c in chunks]),
+                binary.varying([binary.text_array(c.tags) for c in chunks]),
+                binary.varying([c.content_hash.encode() for c in chunks]),
+                binary.varying([c.metadata_hash.encode() for c in chunks]),
+                binary.fixed(lengths, ">i4"),
+                binary.vectors(vectors),
+                binary.varying([c.source_type.encode() for c in chunks]),
+            ]
+        )
+    except UnicodeEncodeError as exc:
+        raise StoreError(f"a chunk of {chunks[0].source!r} holds text that is not valid Unicode ({exc.reason})") from exc
+
+
 def _configure(conn: Any) -> None:
     from pgvector.psycopg import register_vector
 
     register_vector(conn)
+    int8_dumper, float4_dumper = _array_dumpers()
+    conn.adapters.register_dumper(Int8Array, int8_dumper)
+    conn.adapters.register_dumper(Float4Array, float4_dumper)
+
+
+@functools.cache
+def _array_dumpers() -> tuple[type, type]:
+    """psycopg dumpers passing :class:`Int8Array` / :class:`Float4Array` bytes through as binary parameters."""
+    from psycopg.adapt import Dumper
+    from psycopg.pq import Format
+
+    class Int8ArrayDumper(Dumper):
+        format = Format.BINARY
+        oid = 1016  # int8[]
+
+        def dump(self, obj: Any) -> bytes:
+            return bytes(obj.data)
+
+    class Float4ArrayDumper(Int8ArrayDumper):
+        oid = 1021  # float4[]
+
+    return Int8ArrayDumper, Float4ArrayDumper
+
+
+class Int8Array:
+    """An ``int8[]`` parameter already in PostgreSQL's binary format (built in numpy)."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, values: np.ndarray):
+        self.data = binary.array(values, binary.INT8_OID, ">i8")
+
+
+class Float4Array:
+    """A ``float4[]`` parameter already in PostgreSQL's binary format (built in numpy)."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, values: np.ndarray):
+        self.data = binary.array(values, binary.FLOAT4_OID, ">f4")
+
+
+def _postings_params(buffered: Postings | None) -> dict[str, Any]:
+    """The commit statement's postings parameters (``pt``, ``pr``, ``ptf``, ``pdl``)."""
+    if buffered is None:
+        empty = np.zeros(0)
+        return {"pt": Int8Array(empty), "pr": Int8Array(empty), "ptf": Float4Array(empty), "pdl": Float4Array(empty)}
+    return {
+        "pt": Int8Array(buffered.terms),
+        "pr": Int8Array(buffered.rows),
+        "ptf": Float4Array(buffered.tfs),
+        "pdl": Float4Array(buffered.lengths),
+    }
 
 
 def _pg_message(exc: Exception) -> str:
