@@ -763,6 +763,9 @@ class StoreContract:
             assert store.get_vectors(NS, [documents[0].id]).shape == (1, DIM)
             with pytest.raises(StoreError):
                 store.get_vectors(NS, [memory[0].id])
+        if CHUNKS in store.capabilities:
+            listed = [chunk.id for batch in store.iter_chunks(NS, batch_size=1) for chunk in batch]
+            assert sorted(listed) == document_ids
         # ingesting the source again through a pipeline-style stage leaves the scoping intact
         self._commit(store, documents[:1], vectors[:1])
         assert self._ids(store.search(NS, vectors[0], top_k=10)) == [documents[0].id]

@@ -525,7 +525,8 @@ class PgVectorStore:
                 rows = conn.execute(
                     self._sql(
                         "SELECT row_id, chunk_id, document_id, chunk_index, text, start_offset, end_offset, source, metadata, tags, "
-                        "content_hash, metadata_hash FROM {s}.chunks WHERE namespace = %s AND row_id > %s ORDER BY row_id LIMIT %s"
+                        "content_hash, metadata_hash FROM {s}.chunks WHERE namespace = %s AND row_id > %s "
+                        f"AND source_type = {_DOCUMENT} ORDER BY row_id LIMIT %s"
                     ),
                     [namespace, last, batch_size],
                 ).fetchall()
