@@ -177,33 +177,29 @@ def make_ssl_context(*, verify: bool, ca_bundle: str | None) -> ssl.SSLContext:
     return ssl.create_default_context(cafile=certifi.where())
 
 
-def make_client(guard: AddressGuard, ssl_context: ssl.SSLContext, *, max_connections: int = 10) -> httpx.Client:
-    """An httpx client that never follows redirects by itself and connects only through the guard."""
-    transport = httpx.HTTPTransport(verify=ssl_context, trust_env=False)
-    pool = getattr(transport, "_pool", None)
-    if not isinstance(pool, httpcore.ConnectionPool):  # pragma: no cover - an httpx release changed its internals
-        raise RuntimeError("ragloom-web needs httpx 0.25–0.28 (HTTPTransport._pool is not an httpcore.ConnectionPool)")
-    transport._pool = httpcore.ConnectionPool(  # type: ignore[attr-defined]
+def _guarded(transport: Any, pool_class: type, backend: Any, ssl_context: ssl.SSLContext, max_connections: int) -> Any:
+    """``transport`` with its connection pool replaced by one connecting through ``backend`` (the guard)."""
+    if not isinstance(getattr(transport, "_pool", None), pool_class):  # pragma: no cover - an httpx release changed its internals
+        raise RuntimeError(f"ragloom-web needs httpx 0.25–0.28 ({type(transport).__name__}._pool is not an httpcore.{pool_class.__name__})")
+    transport._pool = pool_class(
         ssl_context=ssl_context,
         max_connections=max_connections,
         max_keepalive_connections=max_connections,
         keepalive_expiry=5.0,
-        network_backend=GuardedBackend(guard),
+        network_backend=backend,
     )
+    return transport
+
+
+def make_client(guard: AddressGuard, ssl_context: ssl.SSLContext, *, max_connections: int = 10) -> httpx.Client:
+    """An httpx client that never follows redirects by itself and connects only through the guard."""
+    transport = httpx.HTTPTransport(verify=ssl_context, trust_env=False)
+    _guarded(transport, httpcore.ConnectionPool, GuardedBackend(guard), ssl_context, max_connections)
     return httpx.Client(transport=transport, trust_env=False, follow_redirects=False)
 
 
 def make_async_client(guard: AddressGuard, ssl_context: ssl.SSLContext, *, max_connections: int = 10) -> httpx.AsyncClient:
     """The async twin of :func:`make_client` (for the async path's event loop)."""
     transport = httpx.AsyncHTTPTransport(verify=ssl_context, trust_env=False)
-    pool = getattr(transport, "_pool", None)
-    if not isinstance(pool, httpcore.AsyncConnectionPool):  # pragma: no cover - an httpx release changed its internals
-        raise RuntimeError("ragloom-web needs httpx 0.25–0.28 (AsyncHTTPTransport._pool is not an httpcore.AsyncConnectionPool)")
-    transport._pool = httpcore.AsyncConnectionPool(  # type: ignore[attr-defined]
-        ssl_context=ssl_context,
-        max_connections=max_connections,
-        max_keepalive_connections=max_connections,
-        keepalive_expiry=5.0,
-        network_backend=AsyncGuardedBackend(guard),
-    )
+    _guarded(transport, httpcore.AsyncConnectionPool, AsyncGuardedBackend(guard), ssl_context, max_connections)
     return httpx.AsyncClient(transport=transport, trust_env=False, follow_redirects=False)
