@@ -211,3 +211,17 @@ def metadata_hash(document: Document) -> str:
     """
     metadata = {k: v for k, v in document.metadata.items() if k not in VOLATILE_METADATA_KEYS}
     return _digest([metadata, list(document.tags)])
+
+
+def chunk_result(chunk: Chunk, score: float) -> Result:
+    """The search result of a stored chunk (its metadata copied, so callers may change it)."""
+    return Result(
+        chunk_id=chunk.id,
+        document_id=chunk.document_id,
+        text=chunk.text,
+        score=score,
+        source=chunk.source,
+        metadata=dict(chunk.metadata),
+        span=(chunk.start, chunk.end),
+        tags=chunk.tags,
+    )

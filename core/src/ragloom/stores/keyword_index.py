@@ -48,7 +48,7 @@ from ragloom.errors import StoreError
 from ragloom.filters import FilterNode, compile_predicate, parse_filter
 from ragloom.keyword import BM25Config, BM25Index
 from ragloom.stores.base import ChunkStore, SourceStage, SourceState, Store, WriteSession, chunk_store
-from ragloom.types import DOCUMENT_SOURCE_TYPE, Chunk, Result
+from ragloom.types import DOCUMENT_SOURCE_TYPE, Chunk, Result, chunk_result
 
 logger = logging.getLogger(__name__)
 
@@ -74,17 +74,6 @@ class _Change:
     staged: tuple[Chunk, ...]
 
 
-def _result(chunk: Chunk, score: float) -> Result:
-    return Result(
-        chunk_id=chunk.id,
-        document_id=chunk.document_id,
-        text=chunk.text,
-        score=score,
-        source=chunk.source,
-        metadata=dict(chunk.metadata),
-        span=(chunk.start, chunk.end),
-        tags=chunk.tags,
-    )
 
 
 def _record(chunk: Chunk) -> list[Any]:
@@ -302,7 +291,7 @@ class StoreKeywordIndex:
                 predicate = compile_predicate(filter)
                 keys = [cid for cid, c in self._chunks.items() if predicate(c.metadata, c.source, c.document_id, c.tags)]
             hits = index.search(query, top_k=top_k, keys=keys)
-            return [_result(self._chunks[str(key)], score) for key, score in hits]
+            return [chunk_result(self._chunks[str(key)], score) for key, score in hits]
 
     def keyword_ceiling(self, namespace: str, query: str) -> float:
         """The query's best reachable BM25 score (see :meth:`ragloom.keyword.BM25Index.ceiling`)."""

@@ -13,7 +13,7 @@ from ragloom.errors import DimensionMismatchError, StoreError
 from ragloom.filters import FilterNode, compile_predicate
 from ragloom.keyword import BM25Config, BM25Index
 from ragloom.stores.base import CHUNKS, KEYWORD_SEARCH, VECTORS, SourceState, check_write, normalize_rows
-from ragloom.types import DOCUMENT_SOURCE_TYPE, Chunk, Result
+from ragloom.types import DOCUMENT_SOURCE_TYPE, Chunk, Result, chunk_result
 
 
 @attrs.frozen(kw_only=True)
@@ -309,7 +309,7 @@ class MemoryStore:
             order = best[np.lexsort((best, -scores[best]))]
             # only the top-k rows become Python objects (not every candidate row)
             hits = [(self._chunks[int(rows[i])], float(scores[i])) for i in order.tolist()]
-        return [_to_result(chunk, score) for chunk, score in hits]  # type: ignore[arg-type]
+        return [chunk_result(chunk, score) for chunk, score in hits]  # type: ignore[arg-type]
 
     def keyword_search(self, namespace: str, query: str, *, top_k: int, filter: FilterNode | None = None) -> list[Result]:
         """Top-k visible chunks by BM25, best first (only chunks with a query term)."""
@@ -319,7 +319,7 @@ class MemoryStore:
                 return []
             keys = self._matching_rows(namespace, filter).tolist() if filter is not None else None
             hits = index.search(query, top_k=top_k, keys=keys)
-            return [_to_result(self._chunks[row], score) for row, score in hits]  # type: ignore[index, arg-type, call-overload]
+            return [chunk_result(self._chunks[row], score) for row, score in hits]  # type: ignore[index, arg-type, call-overload]
 
     def keyword_ceiling(self, namespace: str, query: str) -> float:
         """The query's best reachable BM25 score in the namespace (see :meth:`BM25Index.ceiling`)."""
@@ -386,17 +386,6 @@ class MemoryStore:
         """Nothing to release."""
 
 
-def _to_result(chunk: Chunk, score: float) -> Result:
-    return Result(
-        chunk_id=chunk.id,
-        document_id=chunk.document_id,
-        text=chunk.text,
-        score=score,
-        source=chunk.source,
-        metadata=dict(chunk.metadata),
-        span=(chunk.start, chunk.end),
-        tags=chunk.tags,
-    )
 
 
 class MemoryStage:
