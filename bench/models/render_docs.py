@@ -119,6 +119,9 @@ def eval_minilm(data: dict[str, Any]) -> str:
     lines = ["| retriever (`ragloom eval`, SciFact test, MiniLM) | nDCG@10 | Recall@100 |", "|---|---:|---:|"]
     for name, scores in report["retrievers"].items():
         lines.append(f"| {name} | {scores['ndcg@10']:.4f} | {scores['recall@100']:.4f} |")
+    direct = [row for row in data.get("fusion", {}).get("quality", ()) if row["keyword"] == "bm25" and row["dense"] == "minilm" and row["split"] == "test"]
+    if direct:
+        lines.append(f"| sentence-transformers direct (no ragloom: `encode` + exact cosine) | {direct[0]['ndcg@10']['dense']:.4f} | |")
     members = [per[name] for name in ("bm25", "similarity") if name in per]
     if len(members) == 2:
         oracle = np.mean([max(m[q]["ndcg@10"] for m in members) for q in members[0]])
@@ -126,6 +129,12 @@ def eval_minilm(data: dict[str, Any]) -> str:
         if "hybrid" in per:
             lines.append(f"| hybrid − oracle | {report['retrievers']['hybrid']['ndcg@10'] - oracle:+.4f} | |")
     lines.append("")
+    parity = report.get("document_parity")
+    if parity:
+        lines.append(
+            f"- documents through ragloom's embedder vs sentence-transformers directly ({parity['abstracts']} abstracts): "
+            f"largest difference {parity['max_abs_difference']:.1e}, smallest cosine {parity['min_cosine']:.6f}"
+        )
     for row in report.get("comparisons", ()):
         lines.append(f"- {row['a']} − {row['b']}: {row['difference']:+.4f} nDCG@10 (paired randomization test, {_p(row['p_value'])})")
     return "\n".join(lines)
