@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -26,12 +27,12 @@ import numpy as np
 from ragloom.evaluation import _read_jsonl, load_qrels, ndcg_at_k, randomization_test
 from ragloom.keyword import BM25Index
 from ragloom.retrievers import fusion
-from ragloom.retrievers.hybrid import RELEVANCE_THRESHOLD
+from ragloom.retrievers.hybrid import RELEVANCE_THRESHOLD, TAIL_RATIO
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_DATA = next((p / "shared" / "data" / "scifact" for p in Path(__file__).resolve().parents if (p / "shared" / "data" / "scifact").is_dir()), Path("shared/data/scifact"))
 CANDIDATES = 100
-THRESHOLDS = (0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5)
+THRESHOLDS = (0.2, 0.225, 0.25, 0.275, 0.3, 0.325, 0.35, 0.375, 0.4, 0.45)
 Member = tuple[np.ndarray, np.ndarray]
 
 
@@ -52,21 +53,23 @@ def ceilings(data: Path, texts: list[str]) -> dict[str, np.ndarray]:
     return out
 
 
-def top(row: np.ndarray, keyword: bool) -> Member:
+def top(row: np.ndarray, keyword: bool, candidates: int = CANDIDATES) -> Member:
     """The member's candidates (index, score), best first, as the store returns them."""
     pool = np.flatnonzero(row > 0) if keyword else np.arange(len(row))
     if len(pool) == 0:
         return pool, np.zeros(0)
-    k = min(CANDIDATES, len(pool))
+    k = min(candidates, len(pool))
     best = pool[np.argpartition(-row[pool], k - 1)[:k]]
     best = best[np.lexsort((best, -row[best]))]
     return best, row[best].astype(np.float64)
 
 
-def auto(kw: Member, vec: Member, ceiling: float, prior: tuple[float, float] = (0.5, 0.5), sharpness: float = 1.0) -> tuple[list[int], list[float]]:
+def auto(
+    kw: Member, vec: Member, ceiling: float, prior: tuple[float, float] = (0.5, 0.5), sharpness: float = 1.0, candidates: int = CANDIDATES
+) -> tuple[list[int], list[float]]:
     (ki, ks), (vi, vs) = kw, vec
     a, b = fusion.keyword_values(ks, ceiling), fusion.vector_values(vs)
-    fa, fb = fusion.floor_value(a, complete=len(a) < CANDIDATES), fusion.floor_value(b, complete=False)
+    fa, fb = fusion.floor_value(a, complete=len(a) < candidates), fusion.floor_value(b, complete=False)
     weights = fusion.query_weights(a, fa, b, fb, prior=prior, sharpness=sharpness)
     fused = fusion.fuse_values(ki.tolist(), a, fa, vi.tolist(), b, fb, weights)
     order = sorted(fused, key=lambda i: -fused[i])
@@ -119,8 +122,8 @@ class Analysis:
     def ndcg(self, order: list[int], q: int) -> float:
         return ndcg_at_k([self.doc_ids[i] for i in order[:10]], self.qrels[self.qids[q]], 10)
 
-    def members(self, keyword: str, dense: str, q: int) -> tuple[Member, Member]:
-        return top(self.arrays[keyword][q], True), top(self.arrays[dense][q], False)
+    def members(self, keyword: str, dense: str, q: int, candidates: int = CANDIDATES) -> tuple[Member, Member]:
+        return top(self.arrays[keyword][q], True, candidates), top(self.arrays[dense][q], False, candidates)
 
 
 def quality(an: Analysis, splits: tuple[str, ...] = ("train", "test")) -> list[dict[str, Any]]:
@@ -129,7 +132,7 @@ def quality(an: Analysis, splits: tuple[str, ...] = ("train", "test")) -> list[d
     for keyword in ("bm25", "bm25_title"):
         for dense in an.dense:
             for split in splits:
-                per: dict[str, list[float]] = {k: [] for k in ("bm25", "dense", "convex", "rrf", "auto_s0", "auto_s0.5", "auto", "auto_s2")}
+                per: dict[str, list[float]] = {k: [] for k in ("bm25", "dense", "convex", "rrf", "auto_s0", "auto_s0.5", "auto", "auto_s2", "auto_c50")}
                 for q in an.rows(split):
                     kw, vec = an.members(keyword, dense, q)
                     per["bm25"].append(an.ndcg(kw[0].tolist(), q))
@@ -138,6 +141,7 @@ def quality(an: Analysis, splits: tuple[str, ...] = ("train", "test")) -> list[d
                     per["rrf"].append(an.ndcg(rrf(kw, vec), q))
                     for s, name in ((0.0, "auto_s0"), (0.5, "auto_s0.5"), (1.0, "auto"), (2.0, "auto_s2")):
                         per[name].append(an.ndcg(auto(kw, vec, an.ceil[keyword][q], sharpness=s)[0], q))
+                    per["auto_c50"].append(an.ndcg(auto(*an.members(keyword, dense, q, 50), an.ceil[keyword][q], candidates=50)[0], q))
                 means = {k: float(np.mean(v)) for k, v in per.items()}
                 best = "bm25" if means["bm25"] >= means["dense"] else "dense"
                 out.append({
@@ -158,28 +162,59 @@ def quality(an: Analysis, splits: tuple[str, ...] = ("train", "test")) -> list[d
 
 
 def abstention(an: Analysis, splits: tuple[str, ...] = ("train", "test")) -> list[dict[str, Any]]:
-    """Threshold sweep on auto's fused score and on the cosine: OOD share with no result, SciFact nDCG@10 change."""
+    """Threshold sweep: OOD share with no result, SciFact nDCG@10 change; three ways of using the threshold.
+
+    ``hybrid`` is what the retriever does (:func:`ragloom.retrievers.hybrid.abstain`):
+    nothing when the query's relevance (best cosine) is below the threshold, else
+    drop results whose fused score is below TAIL_RATIO x threshold. ``fused_cut``
+    is the previous rule (drop every result whose fused score is below the
+    threshold); ``similarity`` cuts the cosine ranking itself.
+    """
     out = []
     groups = {name: an.rows(name) for name in (*splits, "ood", "ood_heldout")}
     for dense in an.dense:
-        fused, vec = {}, {}
+        fused, vec, relevance = {}, {}, {}
         for rows in groups.values():
             for q in rows:
                 kw, v = an.members("bm25", dense, q)
                 fused[q] = auto(kw, v, an.ceil["bm25"][q])
                 vec[q] = (v[0].tolist(), v[1].tolist())
+                relevance[q] = fusion.query_relevance(v[1], np.asarray(fused[q][1]))
+
+        rules = {"hybrid": partial(_shipped, fused, relevance), "fused_cut": partial(_cut, fused), "similarity": partial(_cut, vec)}
+        baseline = {"hybrid": fused, "fused_cut": fused, "similarity": vec}
         for t in THRESHOLDS:
             row: dict[str, Any] = {"dense": dense, "threshold": t}
-            for name, ranked in (("hybrid", fused), ("similarity", vec)):
+            for name, rule in rules.items():
                 for split in splits:
-                    base = np.mean([an.ndcg(ranked[q][0], q) for q in groups[split]])
-                    cut = np.mean([an.ndcg([i for i, s in zip(*ranked[q], strict=True) if s >= t], q) for q in groups[split]])
-                    row[f"{name}_{split}_ndcg_change"] = float(cut - base)
+                    base = np.mean([an.ndcg(baseline[name][q][0], q) for q in groups[split]])
+                    kept = np.mean([an.ndcg(rule(q, t), q) for q in groups[split]])
+                    row[f"{name}_{split}_ndcg_change"] = float(kept - base)
                 for split in ("ood", "ood_heldout"):
-                    row[f"{name}_{split}_empty"] = float(np.mean([not ranked[q][1] or ranked[q][1][0] < t for q in groups[split]]))
+                    row[f"{name}_{split}_empty"] = float(np.mean([not rule(q, t) for q in groups[split]]))
             out.append(row)
             print(json.dumps(row), flush=True)
     return out
+
+
+def _shipped(fused: dict[int, tuple[list[int], list[float]]], relevance: dict[int, float], q: int, t: float) -> list[int]:
+    """The hybrid retriever's abstention: nothing below the relevance threshold, else the fused tail cut."""
+    if relevance[q] < t:
+        return []
+    return [i for i, s in zip(*fused[q], strict=True) if s >= TAIL_RATIO * t]
+
+
+def _cut(ranked: dict[int, tuple[list[int], list[float]]], q: int, t: float) -> list[int]:
+    """Every result scoring below the threshold dropped."""
+    return [i for i, s in zip(*ranked[q], strict=True) if s >= t]
+
+
+def choose_threshold(rows: list[dict[str, Any]], dense: str) -> float | None:
+    """The smallest threshold at which >= 90 % of the fitting OOD set is empty and train nDCG@10 drops <= 0.01 (train + fit set only)."""
+    for row in sorted((r for r in rows if r["dense"] == dense), key=lambda r: r["threshold"]):
+        if row["hybrid_ood_empty"] >= 0.9 and row.get("hybrid_train_ndcg_change", -1.0) >= -0.01:
+            return float(row["threshold"])
+    return None
 
 
 def main() -> None:
@@ -198,15 +233,18 @@ def main() -> None:
         "dataset": "BEIR SciFact (one chunk per abstract)",
         "candidates": CANDIDATES,
         "relevance_threshold": RELEVANCE_THRESHOLD,
+        "tail_ratio": TAIL_RATIO,
         "ood_questions": len(an.rows("ood")),
         "ood_heldout_questions": len(an.rows("ood_heldout")),
         "quality": quality(an, tuple(args.splits)),
         "abstention": abstention(an, tuple(args.splits)),
     }
+    result["chosen_threshold"] = {dense: choose_threshold(result["abstention"], dense) for dense in an.dense}
     if args.merge:
         earlier = json.loads(args.merge.read_text(encoding="utf-8"))
         for key in ("quality", "abstention"):
             result[key] = [row for row in earlier[key] if row["dense"] not in an.dense] + result[key]
+        result["chosen_threshold"] = {**earlier.get("chosen_threshold", {}), **result["chosen_threshold"]}
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")

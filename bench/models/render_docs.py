@@ -71,12 +71,12 @@ def fusion_summary(data: dict[str, Any]) -> str:
 
 
 def fusion_sharpness(data: dict[str, Any]) -> str:
-    lines = ["| keyword | dense | split | s = 0 | s = 0.5 | **s = 1** | s = 2 |", "|---|---|---|---:|---:|---:|---:|"]
+    lines = ["| keyword | dense | split | s = 0 | s = 0.5 | **s = 1** | s = 2 | s = 1, 50 candidates |", "|---|---|---|---:|---:|---:|---:|---:|"]
     for row in data["fusion"]["quality"]:
         n = row["ndcg@10"]
         lines.append(
             f"| {NAMES[row['keyword']]} | {NAMES[row['dense']]} | {row['split']} | {n['auto_s0']:.4f} | {n['auto_s0.5']:.4f} | "
-            f"**{n['auto']:.4f}** | {n['auto_s2']:.4f} |"
+            f"**{n['auto']:.4f}** | {n['auto_s2']:.4f} | {n.get('auto_c50', float('nan')):.4f} |"
         )
     return "\n".join(lines)
 
@@ -85,30 +85,36 @@ def abstention(data: dict[str, Any]) -> str:
     f = data["fusion"]
     lines = [
         f"| dense | threshold | hybrid: OOD fit set empty ({f['ood_questions']}) | hybrid: **held-out OOD empty** ({f['ood_heldout_questions']}) "
-        "| hybrid: SciFact train nDCG@10 change | hybrid: **test change** | similarity: held-out OOD empty | similarity: test change |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| hybrid: SciFact train nDCG@10 change | hybrid: **test change** | previous rule (cut fused < threshold): held-out OOD empty | "
+        "previous rule: test change | similarity: held-out OOD empty | similarity: test change |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for row in f["abstention"]:
         mark = "**" if abs(row["threshold"] - f["relevance_threshold"]) < 1e-9 else ""
         lines.append(
-            f"| {NAMES[row['dense']]} | {mark}{row['threshold']:.2f}{mark} | {row['hybrid_ood_empty']:.0%} | {row['hybrid_ood_heldout_empty']:.0%} | "
-            f"{row.get('hybrid_train_ndcg_change', float('nan')):+.4f} | {row['hybrid_test_ndcg_change']:+.4f} | {row['similarity_ood_heldout_empty']:.0%} | "
-            f"{row['similarity_test_ndcg_change']:+.4f} |"
+            f"| {NAMES[row['dense']]} | {mark}{row['threshold']:.3f}{mark} | {row['hybrid_ood_empty']:.0%} | {row['hybrid_ood_heldout_empty']:.0%} | "
+            f"{row.get('hybrid_train_ndcg_change', float('nan')):+.4f} | {row['hybrid_test_ndcg_change']:+.4f} | "
+            f"{row.get('fused_cut_ood_heldout_empty', float('nan')):.0%} | {row.get('fused_cut_test_ndcg_change', float('nan')):+.4f} | "
+            f"{row['similarity_ood_heldout_empty']:.0%} | {row['similarity_test_ndcg_change']:+.4f} |"
         )
     return "\n".join(lines)
 
 
 def abstention_summary(data: dict[str, Any]) -> str:
     f = data["fusion"]
+    chosen = f.get("chosen_threshold", {})
     lines = [
-        f"| embedder | held-out out-of-domain questions with no result (of {f['ood_heldout_questions']}) | SciFact test nDCG@10 change | goal met (≥ 90 %, ≥ −0.01) |",
-        "|---|---:|---:|---|",
+        f"| embedder | threshold the rule picks on train + fit set | held-out out-of-domain questions with no result (of {f['ood_heldout_questions']}) "
+        "| SciFact test nDCG@10 change | goal met (≥ 90 %, ≥ −0.01) |",
+        "|---|---:|---:|---:|---|",
     ]
     for row in f["abstention"]:
         if abs(row["threshold"] - f["relevance_threshold"]) < 1e-9:
             met = row["hybrid_ood_heldout_empty"] >= 0.9 and row["hybrid_test_ndcg_change"] >= -0.01
+            pick = chosen.get(row["dense"])
             lines.append(
-                f"| {NAMES[row['dense']]} | {row['hybrid_ood_heldout_empty']:.0%} | {row['hybrid_test_ndcg_change']:+.4f} | {'yes' if met else '**no**'} |"
+                f"| {NAMES[row['dense']]} | {'none meets it' if pick is None else f'{pick:.3f}'} | {row['hybrid_ood_heldout_empty']:.0%} | "
+                f"{row['hybrid_test_ndcg_change']:+.4f} | {'yes' if met else '**no**'} |"
             )
     return "\n".join(lines)
 

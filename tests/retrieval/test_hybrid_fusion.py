@@ -13,7 +13,7 @@ from ragloom import Pipeline, PipelineConfig
 from ragloom.config import tomllib
 from ragloom.keyword import BM25Index
 from ragloom.retrievers import fusion
-from ragloom.retrievers.hybrid import RELEVANCE_THRESHOLD, HybridConfig, HybridRetriever, keyword_ceiling
+from ragloom.retrievers.hybrid import RELEVANCE_THRESHOLD, TAIL_RATIO, HybridConfig, HybridRetriever, keyword_ceiling
 from ragloom.stores.memory import MemoryStore
 
 from .helpers import NS, TableEmbedder, commit
@@ -122,3 +122,54 @@ def test_fuse_builds_only_the_returned_results_in_score_then_first_seen_order() 
     assert (both.metadata["keyword_score"], both.metadata["vector_score"]) == (4.0, 0.5)
     only_vector = next(r for r in fused if r.chunk_id == "v1")
     assert only_vector.metadata["keyword_score"] is None and only_vector.metadata["keyword_rank"] is None
+
+
+def _three_documents() -> tuple[MemoryStore, list[str]]:
+    store = MemoryStore()
+    ids = [
+        commit(store, "/a.md", ["zebra stripes confuse flies"], [[1, 0, 0, 0]])[0].id,
+        commit(store, "/b.md", ["gamma radiation and zebra crossings"], [[0, 1, 0, 0]])[0].id,
+        commit(store, "/c.md", ["alpha particles"], [[0, 0, 1, 0]])[0].id,
+    ]
+    return store, ids
+
+
+def test_threshold_keeps_an_answered_querys_weaker_results_and_drops_its_tail() -> None:
+    """Best cosine 0.9 >= threshold: the query is answered; results are cut at TAIL_RATIO x threshold, not at threshold."""
+    store, (a, b, c) = _three_documents()
+    query = np.array([0.9, 0.3, 0, 0.3])
+    retriever = HybridRetriever(HybridConfig(top_k=3), store=store, embedder=TableEmbedder({}, query), namespace=NS)
+    everything = retriever.retrieve("zebra stripes")
+    assert [r.chunk_id for r in everything] == [a, b, c]
+    assert all(r.metadata["query_relevance"] == pytest.approx(0.9 / np.linalg.norm(query), abs=1e-6) for r in everything)
+    weaker = everything[1]
+    assert TAIL_RATIO * RELEVANCE_THRESHOLD <= weaker.score < RELEVANCE_THRESHOLD  # a per-result cut would drop it
+    assert everything[2].score < TAIL_RATIO * RELEVANCE_THRESHOLD
+    kept = retriever.retrieve("zebra stripes", threshold=RELEVANCE_THRESHOLD)
+    assert [r.chunk_id for r in kept] == [a, b]
+
+
+def test_threshold_abstains_when_the_best_cosine_is_low_even_if_bm25_matches() -> None:
+    """Best cosine 0.2 < threshold: nothing, although BM25 matches every query word of one chunk."""
+    store, (a, _, _) = _three_documents()
+    retriever = HybridRetriever(HybridConfig(top_k=3), store=store, embedder=TableEmbedder({}, [0.2, 0.1, 0, 0.97]), namespace=NS)
+    everything = retriever.retrieve("zebra stripes")
+    assert everything[0].chunk_id == a and everything[0].metadata["query_relevance"] == pytest.approx(0.2, abs=1e-3)
+    assert retriever.retrieve("zebra stripes", threshold=RELEVANCE_THRESHOLD) == []
+    assert retriever.retrieve("zebra stripes", threshold=0.15) != []  # a lower threshold answers
+
+
+def test_query_relevance_is_the_best_cosine_else_the_best_fused_score() -> None:
+    assert fusion.query_relevance(np.array([0.4, 0.7, -0.1]), np.array([0.2])) == pytest.approx(0.7)
+    assert fusion.query_relevance(np.array([1.2]), np.array([0.2])) == 1.0
+    assert fusion.query_relevance(np.array([]), np.array([0.3, 0.6])) == pytest.approx(0.6)
+    assert fusion.query_relevance(np.array([]), np.array([])) == 0.0
+
+
+def test_threshold_cuts_each_result_in_the_fixed_modes() -> None:
+    store, _ = _three_documents()
+    for mode in ("convex", "rrf"):
+        retriever = HybridRetriever(HybridConfig(top_k=3, mode=mode), store=store, embedder=TableEmbedder({}, [0.8, 0.6, 0, 0]), namespace=NS)
+        everything = retriever.retrieve("zebra stripes")
+        cut = (everything[0].score + everything[-1].score) / 2
+        assert retriever.retrieve("zebra stripes", threshold=cut) == [r for r in everything if r.score >= cut]
