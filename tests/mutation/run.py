@@ -117,6 +117,8 @@ def _copy_tests(root: Path) -> None:
 def rerun(module: str) -> dict[str, object]:
     """Run the surviving mutants of ``module`` again against today's tests (copied into its staging folder)."""
     root = BUILD / module
+    if not (root / "pyproject.toml").exists():  # a fresh checkout: stage the module again (mutmut names are stable)
+        _stage(module)
     previous = json.loads((RESULTS / f"{module}.json").read_text(encoding="utf-8"))["mutants"]
     survivors = [name for name, status in previous.items() if status in ("survived", "no tests")]
     _copy_tests(root)
