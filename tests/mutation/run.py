@@ -35,6 +35,9 @@ HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
 BUILD = REPO / "build" / "mutation"
 
+#: the store contract's tests that exercise a filter (the targeted tests of a store's SQL translation)
+_FILTER_TESTS = ["test_filter_matches_memory_semantics", "test_delete_with_filter", "test_filter_keys_are_literal", "test_pipeline_filters"]
+
 #: module -> (files to mutate, relative to the staged ``src/``; tests to run, relative to the staged root)
 MODULES: dict[str, tuple[list[str], list[str]]] = {
     # security-relevant (goal: 100 %)
@@ -48,6 +51,9 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
         ["tests/test_pipeline.py", "tests/test_ingest_promises.py", "tests/test_pipeline_surface.py", "tests/stores/test_memory_contract.py"],
     ),
     "filters": (["ragloom/filters.py"], ["tests/test_filters.py", "tests/stores/test_memory_contract.py"]),
+    # the SQL translation of filters, against the contract's filter tests on a real database
+    "duckdb_sqlfilter": (["ragloom_duckdb/sqlfilter.py"], [f"tests/plugin_duckdb/test_duckdb_contract.py::TestDuckDBFileContract::{t}" for t in _FILTER_TESTS]),
+    "pgvector_sqlfilter": (["ragloom_pgvector/sqlfilter.py"], [f"tests/plugin_pgvector/test_pgvector_contract.py::TestPgVectorContract::{t}" for t in _FILTER_TESTS]),
     "keyword": (["ragloom/keyword.py", "ragloom/analysis.py"], ["tests/retrieval/test_keyword.py", "tests/retrieval/test_analysis.py"]),
     "chunkers": (
         ["ragloom/chunkers/*.py"],
@@ -55,11 +61,11 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
     ),
     "memory_store": (["ragloom/stores/memory.py"], ["tests/stores/test_memory_contract.py"]),
     "duckdb_store": (
-        ["ragloom_duckdb/store.py", "ragloom_duckdb/session.py", "ragloom_duckdb/sqlfilter.py"],
+        ["ragloom_duckdb/store.py", "ragloom_duckdb/session.py"],
         ["tests/plugin_duckdb/test_duckdb_contract.py", "tests/plugin_duckdb/test_duckdb_store.py"],
     ),
     "pgvector_store": (
-        ["ragloom_pgvector/store.py", "ragloom_pgvector/sqlfilter.py"],
+        ["ragloom_pgvector/store.py"],
         ["tests/plugin_pgvector/test_pgvector_contract.py", "tests/plugin_pgvector/test_pgvector_injection.py"],
     ),
     "fetch": (["ragloom_web/fetch.py"], ["tests/plugin_web"]),
