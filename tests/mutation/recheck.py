@@ -21,6 +21,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(HERE))
 
+from report import _equivalent  # noqa: E402
 from run import BUILD, MODULES, RESULTS  # noqa: E402
 
 SURVIVED = {"survived", "no tests"}
@@ -86,8 +87,9 @@ def recheck(module: str) -> None:
     path = RESULTS / f"{module}.json"
     result = json.loads(path.read_text(encoding="utf-8"))
     statuses: dict[str, str] = result["mutants"]
+    equivalent = _equivalent()
     for mutant, status in sorted(statuses.items()):
-        if status not in SURVIVED:
+        if status not in SURVIVED or mutant in equivalent:  # an explained mutant survives by definition
             continue
         diff = _diff(module, mutant)
         header = next(line for line in diff.splitlines() if line.startswith("--- "))
