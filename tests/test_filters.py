@@ -193,9 +193,11 @@ def test_parse_combine_walk_and_predicate() -> None:
             return f"{node.key}{node.op}{node.value}"
 
         def visit_and(self, node: And, items: object) -> str:
+            assert len(node.items) == len(items)  # type: ignore[arg-type]
             return "(" + " & ".join(items) + ")"  # type: ignore[arg-type]
 
         def visit_or(self, node: Or, items: object) -> str:
+            assert len(node.items) == len(items)  # type: ignore[arg-type]
             return "(" + " | ".join(items) + ")"  # type: ignore[arg-type]
 
     assert Text().visit(tree) == "(a$eq1 & ((b$gt2 & b$lt5) | tags$eqx))"  # type: ignore[arg-type]

@@ -69,6 +69,7 @@ def _tests(module: str) -> list[str]:
 QUICK: dict[str, list[str]] = {
     "confine": ["-k", "not race and not swap"],
     "addresses": ["-k", "not every_ipv4_spelling and not every_ipv6_embedding"],
+    "tools": ["-k", "not race and not swap and not canary"],
 }
 
 
