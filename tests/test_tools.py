@@ -119,6 +119,9 @@ def test_search_call_arguments_are_checked_at_their_bounds(corpus: Path, tmp_pat
     for bad in (None, "", "   ", 3):
         assert search({"query": bad}) == {"error": "ValueError: 'query' must be a non-empty string"}
     assert search({}) == {"error": "ValueError: 'query' must be a non-empty string"}
+    # the query is cut to 4000 characters: here only blanks are left, which the pipeline refuses
+    assert search({"query": " " * 4000 + "reset"}) == {"error": "retrieval failed: ConfigError: a query must be a non-empty string"}
+    assert "results" in search({"query": " " * 3999 + "reset"})
     assert search("") == {"error": "ValueError: 'query' must be a non-empty string"}  # an empty string is no arguments
     assert search("[1, 2]") == {"error": "ValueError: arguments must be a JSON object"}
     assert search({"query": "x", "b": 1, "a": 2}) == {"error": "ValueError: unknown argument(s): a, b"}
@@ -156,6 +159,8 @@ def test_search_cuts_passages_at_2000_and_all_of_them_at_8000_characters_by_defa
     assert all(r["truncated"] is True for r in rows)
     cut = rag_search_tool(pipeline, max_text_chars=2500, max_total_chars=6000)({"query": "lamp0w1", "top_k": 5})["results"]
     assert [len(r["text"]) for r in cut] == [2500, 2500, 1000]  # the last one cut to what is left of the budget
+    one_left = rag_search_tool(pipeline, max_text_chars=2500, max_total_chars=5001)({"query": "lamp0w1", "top_k": 5})["results"]
+    assert [len(r["text"]) for r in one_left] == [2500, 2500, 1]  # one character of budget still gives a passage
     whole = rag_search_tool(pipeline, max_text_chars=3000, max_total_chars=3000)({"query": "lamp0w1", "top_k": 5})["results"]
     assert [len(r["text"]) for r in whole] == [3000] and "truncated" not in whole[0]
 
