@@ -12,8 +12,8 @@ import pytest
 from ragloom import Pipeline
 from ragloom.embedders.hashing import HashEmbedder, HashEmbedderConfig
 from ragloom.errors import EmbeddingError, LoaderError
-from ragloom.types import Failure
 from ragloom.stores.memory import MemoryStore
+from ragloom.types import Failure
 
 
 class BareStatsStore(MemoryStore):
