@@ -77,7 +77,6 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
 
 def _stage(module: str) -> Path:
     """A fresh staging folder for ``module``: packages under src/, tests under tests/, the mutmut config."""
-    files, tests = MODULES[module]
     root = BUILD / module
     if root.exists():
         shutil.rmtree(root)
@@ -89,6 +88,13 @@ def _stage(module: str) -> Path:
     _copy_tests(root)
     for extra in ("examples", "docs"):  # fixtures some tests read (the quickstart corpus)
         shutil.copytree(REPO / extra, root / extra, ignore=ignore)
+    _write_config(root, module)
+    return root
+
+
+def _write_config(root: Path, module: str) -> None:
+    """The staged ``pyproject.toml``: mutmut mutates only ``module``'s files and runs only its targeted tests."""
+    files, tests = MODULES[module]
     quoted = ", ".join(json.dumps(f"src/{f}") for f in files)
     selection = ", ".join(json.dumps(t) for t in tests)
     (root / "pyproject.toml").write_text(
@@ -103,7 +109,6 @@ def _stage(module: str) -> Path:
         'markers = ["slow: long", "models: torch"]\n',
         encoding="utf-8",
     )
-    return root
 
 
 def _copy_tests(root: Path) -> None:
@@ -124,13 +129,15 @@ def _copy_tests(root: Path) -> None:
 
 
 def rerun(module: str) -> dict[str, object]:
-    """Run the surviving mutants of ``module`` again against today's tests (copied into its staging folder)."""
+    """Run the surviving (and not yet checked) mutants of ``module`` again against today's tests."""
     root = BUILD / module
     if not (root / "pyproject.toml").exists():  # a fresh checkout: stage the module again (mutmut names are stable)
         _stage(module)
     previous = json.loads((RESULTS / f"{module}.json").read_text(encoding="utf-8"))["mutants"]
-    survivors = [name for name, status in previous.items() if status in ("survived", "no tests")]
+    again = ("survived", "no tests", "not checked")  # "not checked": a run stopped early is finished here
+    survivors = [name for name, status in previous.items() if status in again]
     _copy_tests(root)
+    _write_config(root, module)  # today's test selection
     (root / "mutants" / "mutmut-stats.json").unlink(missing_ok=True)  # new tests: map tests to functions again
     started = time.monotonic()
     if survivors:
