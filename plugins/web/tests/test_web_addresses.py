@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from ragloom.errors import BlockedAddressError, WebLoaderError
 from ragloom_web import AddressGuard, classify, parse_url
+from ragloom_web.addresses import Verdict
 from ragloom_web.decoding import PIECE, decode_stream
 
 PRIVATE_V4 = [ipaddress.ip_network(n) for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "127.0.0.0/8", "169.254.0.0/16", "100.64.0.0/10")]
@@ -352,6 +353,18 @@ def test_blocked_ipv4_networks_leave_an_ordinary_ipv6_address_whose_low_bits_mat
     guard = AddressGuard(blocked_networks=(ipaddress.ip_network("8.8.8.0/24"),))
     for address in ("2606:4700::808:808", "2606:4700:1::808:808"):
         assert guard.check_ip(ipaddress.ip_address(address)) == ipaddress.ip_address(address)
+
+
+def test_an_address_outside_every_listed_range_but_not_global_is_refused_with_that_reason() -> None:
+    address = ipaddress.ip_address("2001:10::1")  # ORCHID (2001:10::/28)
+    assert classify(address) == Verdict("an address that is not globally routable", always=False)
+    with pytest.raises(BlockedAddressError) as info:
+        AddressGuard().check_ip(address)
+    assert str(info.value) == (
+        "refused to connect to 2001:10::1: it is an address that is not globally routable "
+        "(set allow_private_network = true, or list its network in allowed_networks, to fetch it)"
+    )
+    assert AddressGuard(allow_private_network=True).check_ip(address) == address
 
 
 def test_a_resolver_answer_is_cut_at_its_first_percent_sign() -> None:
