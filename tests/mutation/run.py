@@ -13,7 +13,8 @@ Usage::
     python tests/mutation/run.py confine addresses  # some modules
     python tests/mutation/run.py --report           # docs/testing.md table from the saved results
     python tests/mutation/run.py --collect pipeline # save the results of an interrupted run
-    python tests/mutation/run.py --rerun confine    # the survivors again, against today's tests
+    python tests/mutation/run.py --rerun confine    # survivors and unchecked mutants again, against today's tests
+    python tests/mutation/run.py --rerun-survivors pipeline  # only the survivors
 
 Each run saves ``tests/mutation/results/<module>.json`` (mutmut's own status of
 every mutant); ``--report`` turns them, with ``tests/mutation/equivalent.toml``
@@ -48,7 +49,10 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
     # the promises (goal: >= 95 %)
     "pipeline": (
         ["ragloom/pipeline.py"],
-        ["tests/test_pipeline.py", "tests/test_ingest_promises.py", "tests/test_pipeline_surface.py", "tests/stores/test_memory_contract.py"],
+        [
+            "tests/test_pipeline.py", "tests/test_ingest_promises.py", "tests/test_pipeline_surface.py", "tests/stores/test_memory_contract.py",
+            "tests/test_async.py", "tests/test_tools.py",
+        ],
     ),
     "filters": (["ragloom/filters.py"], ["tests/test_filters.py", "tests/stores/test_memory_contract.py"]),
     # the SQL translation of filters, against the contract's filter tests on a real database
@@ -128,13 +132,13 @@ def _copy_tests(root: Path) -> None:
         )
 
 
-def rerun(module: str) -> dict[str, object]:
+def rerun(module: str, *, unchecked: bool = True) -> dict[str, object]:
     """Run the surviving (and not yet checked) mutants of ``module`` again against today's tests."""
     root = BUILD / module
     if not (root / "pyproject.toml").exists():  # a fresh checkout: stage the module again (mutmut names are stable)
         _stage(module)
     previous = json.loads((RESULTS / f"{module}.json").read_text(encoding="utf-8"))["mutants"]
-    again = ("survived", "no tests", "not checked")  # "not checked": a run stopped early is finished here
+    again = ("survived", "no tests", "not checked") if unchecked else ("survived", "no tests")  # "not checked": a stopped run
     survivors = [name for name, status in previous.items() if status in again]
     _copy_tests(root)
     _write_config(root, module)  # today's test selection
@@ -180,9 +184,9 @@ def collect(module: str, seconds: int | None = None) -> dict[str, object]:
 
 
 def main(argv: list[str]) -> int:
-    if argv[:1] == ["--rerun"]:
+    if argv[:1] in (["--rerun"], ["--rerun-survivors"]):
         for module in argv[1:]:
-            rerun(module)
+            rerun(module, unchecked=argv[0] == "--rerun")
         return 0
     if argv[:1] == ["--collect"]:
         for module in argv[1:]:
