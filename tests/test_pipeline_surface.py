@@ -135,3 +135,16 @@ def test_missing_filter_keys_names_metadata_keys_no_chunk_has(tmp_path: Path) ->
     assert pipeline.missing_filter_keys(spec) == ["colour", "year"]
     other = Pipeline.builder().namespace("other").embedder("hash", dim=32).store(pipeline.store).build()
     assert other.missing_filter_keys({"lang": "en"}) == ["lang"]  # only this pipeline's namespace counts
+
+
+def test_builder_loader_options_are_checked_and_named_where_they_sit() -> None:
+    from ragloom.errors import ConfigError
+
+    with pytest.raises(ConfigError) as bad_key:
+        Pipeline.builder().loader("markdown", bogus=1)
+    assert str(bad_key.value) == "unknown key 'bogus' @ $.loaders.markdown (allowed: strip_frontmatter, max_file_bytes)"
+    with pytest.raises(ConfigError) as bad_name:
+        Pipeline.builder().loader("nosuchloader")
+    assert str(bad_name.value).startswith("unknown loader type 'nosuchloader' @ $.loaders.nosuchloader; installed: ")
+    config = Pipeline.builder().loader("markdown", strip_frontmatter=False).config()
+    assert config.loaders["markdown"].strip_frontmatter is False
