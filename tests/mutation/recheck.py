@@ -69,13 +69,15 @@ def _tests(module: str) -> list[str]:
 QUICK: dict[str, list[str]] = {
     "confine": ["-k", "not race and not swap"],
     "addresses": ["-k", "not every_ipv4_spelling and not every_ipv6_embedding"],
-    "tools": ["-k", "not race and not swap and not canary"],
 }
 
+#: a module's quick tests, when they are a file of their own rather than a ``-k`` selection
+QUICK_FILES: dict[str, list[str]] = {"tools": ["tests/test_tools.py"]}
 
-def _pytest(module: str, options: list[str]) -> subprocess.CompletedProcess[str]:
+
+def _pytest(module: str, options: list[str], tests: list[str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "--timeout=300", *options, *_tests(module)],
+        [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "--timeout=300", *options, *(tests or _tests(module))],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -89,7 +91,7 @@ def recheck(module: str) -> None:
     result = json.loads(path.read_text(encoding="utf-8"))
     statuses: dict[str, str] = result["mutants"]
     equivalent = _equivalent()
-    for mutant, status in sorted(statuses.items()):
+    for mutant, status in sorted(statuses.items(), reverse=bool(os.environ.get("RECHECK_REVERSE"))):
         if status not in SURVIVED or mutant in equivalent:  # an explained mutant survives by definition
             continue
         diff = _diff(module, mutant)
@@ -108,7 +110,7 @@ def recheck(module: str) -> None:
                 print(f"{mutant}: the diff does not apply", flush=True)
                 continue
             target.write_text(mutated, encoding="utf-8")
-            ran = _pytest(module, QUICK.get(module, []))  # the quick tests first; only a mutant they miss runs them all
+            ran = _pytest(module, QUICK.get(module, []), QUICK_FILES.get(module))  # quick tests first; a mutant they miss runs them all
             if not ran.returncode:
                 ran = _pytest(module, [])
         finally:
