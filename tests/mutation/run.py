@@ -62,6 +62,8 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
         ["ragloom/keyword.py", "ragloom/analysis.py"],
         ["tests/retrieval/test_keyword.py", "tests/retrieval/test_analysis.py", "tests/stores/test_keyword_index.py"],
     ),
+    # the sentence splitter on its own (a part of "chunkers" small enough for a busy machine)
+    "chunker_sentences": (["ragloom/chunkers/sentences.py", "ragloom/chunkers/sentence.py"], ["tests/chunkers/test_chunker_sentence.py"]),
     "chunkers": (
         ["ragloom/chunkers/*.py"],
         ["tests/chunkers"],
