@@ -157,7 +157,18 @@ def test_export_and_restore_give_the_same_index() -> None:
     restored.add([2], [CORPUS[2]])  # a restored index goes on like any other
     assert [k for k, _ in restored.search("circadian colour temperature", top_k=2)] == [2]
     empty = BM25Index().export()
-    assert empty[0] == [] and len(empty[2]) == 0 and list(empty[4]) == [0]
+    assert empty[0] == [] and len(empty[2]) == len(empty[3]) == len(empty[5]) == 0 and list(empty[4]) == [0]
+    assert len(BM25Index.restore(None, *empty)) == 0
+    # a restored index scores with the config and the analyzer it is given
+    config = BM25Config(k1=0.9, b=0.2, analyzer=AnalyzerConfig(stemmer=None, stopwords=None))
+    tuned = BM25Index(config)
+    tuned.add(list(range(len(CORPUS))), CORPUS)
+    again = BM25Index.restore(config, *tuned.export())
+    assert again.score_all("the lamps network") == pytest.approx(tuned.score_all("the lamps network"))
+    assert again.score_all("the lamps network") != pytest.approx(BM25Index.restore(None, *tuned.export()).score_all("the lamps network"))
+    plain = Analyzer(AnalyzerConfig(stemmer=None, stopwords=None))
+    with_analyzer = BM25Index.restore(None, *tuned.export(), analyzer=plain)
+    assert with_analyzer.search("the", top_k=1) and not BM25Index.restore(None, *tuned.export()).search("the", top_k=1)
     for broken in (
         (keys[:-1], vocabulary, terms, tfs, offsets, lengths),
         (keys, vocabulary, terms, tfs, offsets, lengths[:-1]),
@@ -204,6 +215,8 @@ def test_many_removals_leave_the_right_documents_in_the_right_order() -> None:
     assert index.keys() == list(range(2000, 3000))
     assert index.search("number2500", top_k=1)[0][0] == 2500
     assert {k for k, _ in index.search("wifi", top_k=1000)} == {k for k in range(2000, 3000) if k % 7 == 0}
+    assert index.remove([2500, 2501]) == 2 and len(index) == 998  # and removing goes on after that
+    assert index.search("number2500", top_k=1) == [] and index.search("number2502", top_k=1)[0][0] == 2502
     few = BM25Index()
     few.add(list(range(100)), ["lamp"] * 100)
     few.remove(range(0, 90))
