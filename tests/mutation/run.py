@@ -63,7 +63,7 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
         ["tests/retrieval/test_keyword.py", "tests/retrieval/test_analysis.py", "tests/stores/test_keyword_index.py"],
     ),
     # the sentence splitter on its own (a part of "chunkers" small enough for a busy machine)
-    "chunker_sentences": (["ragloom/chunkers/sentences.py", "ragloom/chunkers/sentence.py"], ["tests/chunkers/test_chunker_sentence.py"]),
+    "chunker_sentences": (["ragloom/chunkers/sentences.py", "ragloom/chunkers/sentence.py"], ["tests/chunkers/test_chunker_sentence.py", "tests/chunkers/test_chunker_tokens.py"]),
     "chunkers": (
         ["ragloom/chunkers/*.py"],
         ["tests/chunkers"],
