@@ -73,6 +73,22 @@ def test_the_spec_and_default_names_of_both_tools(tmp_path: Path) -> None:
     assert (properties["top_k"]["minimum"], properties["top_k"]["maximum"]) == (1, MAX_TOP_K) == (1, 50)
     assert (properties["candidates"]["minimum"], properties["candidates"]["maximum"]) == (1, MAX_CANDIDATES) == (1, 500)
     assert [properties[k]["type"] for k in ("query", "threshold", "filter", "options")] == ["string", "number", "object", "object"]
+    assert search.parameters == {
+        "type": "object",
+        "properties": {
+            "query": {"type": "string", "description": "what to search for"},
+            "top_k": {"type": "integer", "minimum": 1, "maximum": 50, "description": "number of passages (default: the pipeline's)"},
+            "threshold": {"type": "number", "description": "minimum score (default: the pipeline's)"},
+            "filter": {"type": "object", "description": 'metadata filter, e.g. {"category": "support"}'},
+            "candidates": {
+                "type": "integer", "minimum": 1, "maximum": 500,
+                "description": "passages retrieved before reranking (default: 4 x top_k)",
+            },
+            "options": {"type": "object", "description": 'retriever options for this search, e.g. {"lambda_mult": 0.3}'},
+        },
+        "required": ["query"],
+        "additionalProperties": False,
+    }
     assert ingest.parameters == {
         "type": "object",
         "properties": {"source": {"type": "string", "description": "file or folder path, or URL"}},
