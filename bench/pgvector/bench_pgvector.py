@@ -24,6 +24,7 @@ import statistics
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -106,11 +107,11 @@ _POSTMASTER: list[int] = []  # the private server's postmaster pid (none for RAG
 
 
 def _server_cpu() -> float:
-    """CPU seconds used so far by the private server: its postmaster and live children (0 for an external one).
+    """CPU seconds used so far by the private server: its postmaster, its live children and the exited ones (0 for an external one).
 
     Beside wall-clock figures on a shared, busy machine, CPU per query or per
-    chunk says what the work costs whatever the load (a backend that exits
-    within a measurement takes its CPU with it: the store's pool keeps them).
+    chunk says what the work costs whatever the load. A backend that exited
+    (a writer process closed its pool) is in the postmaster's ``cutime``/``cstime``.
     """
     if not _POSTMASTER:
         return 0.0
@@ -123,7 +124,9 @@ def _server_cpu() -> float:
                 fields = f.read().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        if int(pid) == _POSTMASTER[0] or int(fields[1]) == _POSTMASTER[0]:
+        if int(pid) == _POSTMASTER[0]:
+            ticks += int(fields[11]) + int(fields[12]) + int(fields[13]) + int(fields[14])
+        elif int(fields[1]) == _POSTMASTER[0]:
             ticks += int(fields[11]) + int(fields[12])
     return ticks / os.sysconf("SC_CLK_TCK")
 
@@ -143,7 +146,10 @@ def _recall(approximate: list[list[str]], exact: list[list[str]]) -> float:
     return hits / sum(len(e) for e in exact)
 
 
-def bench_vectors(dsn: str, workdir: Path, size: int, rows: list[str], sweep: tuple[int, ...], duckdb: bool = True) -> None:
+def bench_vectors(
+    dsn: str, workdir: Path, size: int, rows: list[str], sweep: tuple[int, ...], duckdb: bool = True, builds: tuple[int, ...] = (64,)
+) -> None:
+    """Exact and HNSW top-10; one HNSW build per ``ef_construction`` in ``builds``, each swept over ``ef_search``."""
     corpus, query_texts, _ = bench_duckdb._scifact()
     vectors = bench_duckdb._scifact_window_vectors(corpus, size)
     queries = HashEmbedder(HashEmbedderConfig(dim=DIM)).embed_documents(list(query_texts.values())[:50])
@@ -187,27 +193,33 @@ def bench_vectors(dsn: str, workdir: Path, size: int, rows: list[str], sweep: tu
     )
     store.close()
     print(rows[-1], flush=True)
-    store = PgVectorStore(PgVectorStoreConfig(schema=schema, hnsw_min_chunks=10**12), dsn=dsn)
-    began = time.perf_counter()
-    store.build_index()
-    build = time.perf_counter() - began
-    index_bytes = _index_bytes(dsn, schema)
-    store.close()
     defaults = PgVectorStoreConfig()
-    for ef in dict.fromkeys((defaults.ef_search, *sweep)):
-        store = PgVectorStore(PgVectorStoreConfig(schema=schema, ef_search=ef, hnsw_min_chunks=1000), dsn=dsn)
-        assert store.plan(NS) == "hnsw"
-        ids = [[r.chunk_id for r in store.search(NS, q, top_k=10)] for q in queries]
-        p50, p95, cpu = _timed_queries(lambda q: store.search(NS, q, top_k=10), queries)  # noqa: B023
-        note = f"build {build:.0f} s, index {index_bytes / 2**20:,.0f} MiB; " if ef == defaults.ef_search else ""
-        what = f"m={defaults.m}, ef_construction={defaults.ef_construction}, ef_search={ef}" + (
-            " (default)" if ef == defaults.ef_search else ""
-        )
-        rows.append(
-            f"| {label} | ragloom-pgvector HNSW ({what}) | {p50:.2f} | {p95:.2f} | {_recall(ids, exact_ids):.3f} | {note}{cpu} |"
-        )
+    for ef_construction in builds:
+        import psycopg
+
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            conn.execute(f"DROP INDEX IF EXISTS {schema}.chunks_hnsw")
+        store = PgVectorStore(PgVectorStoreConfig(schema=schema, hnsw_min_chunks=10**12, ef_construction=ef_construction), dsn=dsn)
+        began = time.perf_counter()
+        store.build_index()
+        build = time.perf_counter() - began
+        index_bytes = _index_bytes(dsn, schema)
         store.close()
-        print(rows[-1], flush=True)
+        for ef in dict.fromkeys((defaults.ef_search, *sweep)):
+            config = PgVectorStoreConfig(schema=schema, ef_search=ef, hnsw_min_chunks=1000, ef_construction=ef_construction)
+            store = PgVectorStore(config, dsn=dsn)
+            assert store.plan(NS) == "hnsw"
+            ids = [[r.chunk_id for r in store.search(NS, q, top_k=10)] for q in queries]
+            p50, p95, cpu = _timed_queries(lambda q: store.search(NS, q, top_k=10), queries)  # noqa: B023
+            first = ef == defaults.ef_search
+            note = f"build {build:.0f} s, index {index_bytes / 2**20:,.0f} MiB; " if first else ""
+            is_default = first and ef_construction == defaults.ef_construction
+            what = f"m={defaults.m}, ef_construction={ef_construction}, ef_search={ef}" + (" (default)" if is_default else "")
+            rows.append(
+                f"| {label} | ragloom-pgvector HNSW ({what}) | {p50:.2f} | {p95:.2f} | {_recall(ids, exact_ids):.3f} | {note}{cpu} |"
+            )
+            store.close()
+            print(rows[-1], flush=True)
     _drop(dsn, schema)
 
 
@@ -312,6 +324,12 @@ def bench_keyword(dsn: str, rows: list[str]) -> None:
         store.keyword_search(NS, text, top_k=10)
     qps = len(texts) / (time.perf_counter() - began)
     cpu = _cpu_note(before, len(texts), "query")
+    concurrent = []
+    for threads in (2, 4):  # clients side by side (one pooled connection each): throughput as a server sees it
+        began, before = time.perf_counter(), _cpu()
+        with ThreadPoolExecutor(threads) as pool:
+            list(pool.map(lambda text: store.keyword_search(NS, text, top_k=10), texts))
+        concurrent.append(f"{threads} clients {len(texts) / (time.perf_counter() - began):,.0f} q/s")
     latencies = []
     for text in texts[:200]:
         t = time.perf_counter()
@@ -320,7 +338,8 @@ def bench_keyword(dsn: str, rows: list[str]) -> None:
     store.close()
     _drop(dsn, schema)
     rows.append(
-        f"| ragloom-pgvector `keyword_search` (BM25 in SQL) | {statistics.mean(scores):.4f} | {qps:,.0f} | p95 {np.percentile(latencies, 95):.1f} ms; {cpu} | {build:.1f} |"
+        f"| ragloom-pgvector `keyword_search` (BM25 postings, numpy scoring) | {statistics.mean(scores):.4f} | {qps:,.0f} (1 client); {'; '.join(concurrent)} "
+        f"| p95 {np.percentile(latencies, 95):.1f} ms; {cpu} | {build:.1f} |"
     )
     print(rows[-1], flush=True)
     import bm25s
@@ -369,6 +388,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", type=int, default=100_000)
     parser.add_argument("--ingest", type=int, default=100_000)
     parser.add_argument("--ef-sweep", type=int, nargs="*", default=[40, 100, 200, 400])
+    parser.add_argument("--ef-construction", type=int, nargs="+", default=[64], help="one HNSW build per value (default: 64)")
     parser.add_argument("--no-duckdb", action="store_true", help="pgvector rows only (DuckDB's HNSW build is the slowest step)")
     parser.add_argument("--skip", nargs="*", default=[], choices=["vectors", "ingest", "keyword"])
     args = parser.parse_args(argv)
@@ -384,7 +404,7 @@ def main(argv: list[str] | None = None) -> int:
                     "| vectors | method | p50 ms | p95 ms | recall@10 vs exact | notes |\n| --- | --- | ---: | ---: | ---: | --- |",
                     flush=True,
                 )
-                bench_vectors(dsn, workdir, args.size, rows, tuple(args.ef_sweep), duckdb=not args.no_duckdb)
+                bench_vectors(dsn, workdir, args.size, rows, tuple(args.ef_sweep), duckdb=not args.no_duckdb, builds=tuple(args.ef_construction))
             if "keyword" not in args.skip:
                 rows = []
                 print("\n## Keyword search on SciFact (300 test queries for nDCG, all 1,109 for speed)\n")
