@@ -229,3 +229,24 @@ def test_bm25_parameters_are_validated() -> None:
             BM25Config(**bad)  # type: ignore[arg-type]
     assert BM25Config().k1 == 1.5 and BM25Config().b == 0.75
     assert BM25Config(k1=0, b=0).k1 == 0 and BM25Config(b=1).b == 1
+
+
+def test_the_best_few_are_the_best_whatever_top_k() -> None:
+    index = BM25Index()
+    texts = [" ".join(["lamp"] * (1 + (k * 7) % 10) + ["filler"] * 5) for k in range(10)]
+    index.add(list(range(10)), texts)
+    ranked = sorted(index.score_all("lamp").items(), key=lambda item: (-item[1], item[0]))
+    for top_k in (1, 2, 3, 9, 10, 11):
+        found = index.search("lamp", top_k=top_k)
+        assert [k for k, _ in found] == [k for k, _ in ranked[:top_k]]
+        assert [s for _, s in found] == pytest.approx([s for _, s in ranked[:top_k]])
+
+
+def test_a_restored_index_removes_documents_like_the_original() -> None:
+    index = BM25Index()
+    index.add(list(range(len(CORPUS))), CORPUS)
+    restored = BM25Index.restore(None, *index.export())
+    index.remove([0, 3])
+    restored.remove([0, 3])
+    for query in QUERIES:
+        assert restored.score_all(query) == pytest.approx(index.score_all(query))
