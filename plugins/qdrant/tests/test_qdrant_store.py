@@ -107,10 +107,22 @@ class Crash(Exception):
     """A fault injected into a commit, standing in for a killed process."""
 
 
-@pytest.mark.parametrize("crash_at", ["commit point", "flip", "delete"])
-def test_a_crash_during_a_commit_leaves_the_source_old_or_new(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, crash_at: str) -> None:
+def _open_folder(path: Path, mode: str) -> QdrantStore:
+    """Local mode opened by the store (exclusive) or through a client passed in (shared: the ``live`` flag hides stages)."""
+    if mode == "exclusive":
+        return QdrantStore(path=path)
+    from qdrant_client import QdrantClient
+
+    return QdrantStore(client=QdrantClient(path=str(path)))
+
+
+@pytest.mark.parametrize(
+    ("mode", "crash_at"), [("exclusive", "commit point"), ("exclusive", "delete"), ("shared", "commit point"), ("shared", "flip"), ("shared", "delete")]
+)
+def test_a_crash_during_a_commit_leaves_the_source_old_or_new(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str, crash_at: str) -> None:
     path = tmp_path / "qdrant"
-    store = QdrantStore(path=path)
+    store = _open_folder(path, mode)
+    assert store.exclusive is (mode == "exclusive")
     TestHelpers.commit(store, "/a.md", 3, version=1)
     TestHelpers.commit(store, "/b.md", 2, version=1)
     client = store.client
@@ -133,7 +145,7 @@ def test_a_crash_during_a_commit_leaves_the_source_old_or_new(tmp_path: Path, mo
         session.flush()
     monkeypatch.setattr(target, name, original)
     store.close()  # the process "dies": nothing else runs
-    reopened = QdrantStore(path=path)
+    reopened = _open_folder(path, mode)
     try:
         texts = sorted(r.text for r in reopened.search(NS, np.ones(8, dtype=np.float32), top_k=50, filter=parse_filter({"source": "/a.md"})))
         version = "1" if crash_at == "commit point" else "2"
@@ -141,6 +153,8 @@ def test_a_crash_during_a_commit_leaves_the_source_old_or_new(tmp_path: Path, mo
         assert reopened.count(NS) == len(texts) + 2
         assert reopened.source_states(NS, ["/a.md"])["/a.md"].documents == {make_chunks("/a.md", 1)[0].document_id: f"v{version}"}
         assert reopened.sources(NS) == ["/a.md", "/b.md"]
+        if mode == "exclusive":  # the interrupted stage's points are gone from the folder, not only hidden
+            assert reopened.client.count(reopened.collection, exact=True).count == len(texts) + 2
     finally:
         reopened.close()
 
