@@ -8,7 +8,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-from qdrant_targets import SERVER
 
 from ragloom import ConfigError, FilterError, Pipeline, PipelineConfig, Registry, StoreError
 from ragloom.plugin import Condition, parse_filter
@@ -64,6 +63,43 @@ def test_secrets_never_appear_and_an_unreachable_server_is_a_store_error(monkeyp
     assert "127.0.0.1:9" in str(info.value) and "very-secret-key" not in str(info.value)
     with pytest.raises(ConfigError, match="secrets are never written"):
         PipelineConfig.from_dict({"store": {"type": "qdrant", "url": "http://x", "api_key": "plain"}, "embedder": {"type": "hash"}})
+
+
+def test_the_api_key_secret_reaches_the_server_and_never_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A real HTTP server on 127.0.0.1 that records the ``api-key`` header and refuses the request."""
+    import http.server
+    import threading
+
+    seen: list[str | None] = []
+
+    class Refusing(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+            seen.append(self.headers.get("api-key"))
+            body = b'{"status": {"error": "forbidden"}}'
+            self.send_response(403)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Refusing)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    monkeypatch.setenv("RAGLOOM_TEST_QDRANT_KEY", "key-from-the-environment")
+    try:
+        config = PipelineConfig.from_dict(
+            {"store": {"type": "qdrant", "url": f"http://127.0.0.1:{server.server_port}", "api_key": {"env": "RAGLOOM_TEST_QDRANT_KEY"}}, "embedder": {"type": "hash"}}
+        )
+        with pytest.raises(StoreError, match="cannot open") as info:
+            Pipeline.from_config(config)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert seen and set(seen) == {"key-from-the-environment"}
+    assert "key-from-the-environment" not in str(info.value)
 
 
 def test_unsupported_operators_are_filter_errors(qdrant_store: Callable[..., QdrantStore]) -> None:
@@ -237,11 +273,12 @@ def test_payload_indexes_on_a_server_and_none_in_local_mode(qdrant_store: Callab
     TestHelpers.commit(store, "/a.md", 2)
     store.search(NS, np.ones(8, dtype=np.float32), top_k=3, filter=parse_filter({"lang": "en", "year": {"$gt": 2000}}))
     schema = store.client.get_collection(store.collection).payload_schema
-    if SERVER:
+    if store._server:
         assert {"ns", "live", "gen", "source", "document_id", "chunk_id", "tags", "e"} <= set(schema)
+        assert {"ns", "pending", "staged"} <= set(store.client.get_collection(store.manifest).payload_schema)
         assert len([f for f in schema if f.startswith(("k_", "n_"))]) == 2
     else:
-        assert schema == {} and not store._server
+        assert schema == {}
 
 
 @pytest.mark.parametrize("kind", ["qdrant", "memory"])

@@ -17,7 +17,8 @@ process see the old generation or the new one, never a mix):
 1. the manifest records ``committed = G, pending = true``, the new documents
    and the ids of the points being replaced (``drop``): the commit point;
 2. on a shared Qdrant (a server), ``live = true`` is set on the points of ``G``;
-3. the replaced points are deleted;
+3. the replaced points are deleted (on a shared Qdrant also the source's other
+   ``live = false`` points: stages a killed writer left behind);
 4. ``pending`` is cleared.
 
 Opening a store finishes every manifest still ``pending``, so a crash anywhere
@@ -327,6 +328,9 @@ class QdrantStore:
                 if ids is None or ids:
                     self._call("making a generation visible", self.client.set_payload, self.collection, payload={"live": True}, points=staged, wait=True)
             drop = list(record.get("drop") or ())
+            if not self.exclusive:  # also the invisible leftovers of stages a killed writer never committed
+                stale = models.Filter(must=[_eq("ns", namespace), _eq("source", source), _eq("live", False)], must_not=[_eq("gen", generation)])
+                self._call("dropping the old generation", self.client.delete, self.collection, points_selector=stale, wait=True)
             for start in range(0, len(drop), _BATCH):
                 self._call("dropping the old generation", self.client.delete, self.collection, points_selector=models.PointIdsList(points=list[Any](drop[start : start + _BATCH])), wait=True)
         done = {**record, "pending": False, "keep": [], "drop": []}
