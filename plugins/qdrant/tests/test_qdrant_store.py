@@ -293,3 +293,37 @@ def test_iter_chunks_skips_rows_of_another_source_type(qdrant_store: Callable[..
         stage.write(remembered, np.ones((2, 8), dtype=np.float32))
         stage.commit()
     assert sorted(c.id for batch in store.iter_chunks(NS, batch_size=2) for c in batch) == sorted(c.id for c in documents)
+
+
+def test_a_folder_of_the_first_layout_is_migrated_on_opening(tmp_path: Path) -> None:
+    """Manifests without a document list (ragloom-qdrant's first layout, ``live`` flags only) are rebuilt from the live points."""
+    from ragloom_qdrant.store import manifest_id
+
+    path = tmp_path / "qdrant"
+    store = QdrantStore(path=path)
+    kept = TestHelpers.commit(store, "/a.md", 3)
+    TestHelpers.commit(store, "/b.md", 2)
+    client = store.client
+    for source in ("/a.md", "/b.md"):  # back to the first layout: no docs, no staged list
+        (point,) = client.retrieve(store.manifest, ids=[manifest_id(NS, source)], with_payload=True)
+        payload = {k: v for k, v in (point.payload or {}).items() if k not in ("docs", "staged", "drop", "others")}
+        client.overwrite_payload(store.manifest, payload=payload, points=[manifest_id(NS, source)])
+    # a stage the first layout left behind: invisible only through live = false
+    leftover = store._points(NS, 9, make_chunks("/a.md", 2, texts=["leftover 0", "leftover 1"]), np.ones((2, 8), dtype=np.float32))
+    for point in leftover:
+        (point.payload or {})["live"] = False
+    client.upsert(store.collection, points=leftover)
+    store.close()
+    reopened = QdrantStore(path=path)
+    try:
+        assert reopened.sources(NS) == ["/a.md", "/b.md"] and reopened.count(NS) == 5
+        assert reopened.source_states(NS, ["/a.md"])["/a.md"].documents == {kept[0].document_id: "v1"}
+        assert "leftover 0" not in {r.text for r in reopened.search(NS, np.ones(8, dtype=np.float32), top_k=50)}
+        TestHelpers.commit(reopened, "/a.md", 2, version=2)  # the next re-ingest replaces the migrated generation
+        assert sorted(r.text for r in reopened.search(NS, np.ones(8, dtype=np.float32), top_k=50) if r.source == "/a.md") == [
+            "/a.md version 2 chunk 0",
+            "/a.md version 2 chunk 1",
+        ]
+        assert reopened.client.count(reopened.collection, exact=True).count == 4
+    finally:
+        reopened.close()

@@ -301,8 +301,12 @@ class QdrantStore:
         if not self.exclusive:
             for manifest in list(self._all_manifests(models.Filter(must=[_eq("pending", True)]))):
                 self._flip(manifest["ns"], manifest["source"], manifest, None)
+            for manifest in list(self._all_manifests(models.Filter(must=[models.IsEmptyCondition(is_empty=models.PayloadField(key="docs"))]))):
+                self._migrate(manifest)
             return
         for manifest in list(self._all_manifests()):
+            if "docs" not in manifest:
+                manifest = self._migrate(manifest)
             if manifest.get("pending"):
                 manifest = self._flip(manifest["ns"], manifest["source"], manifest, None)
             staged = [int(g) for g in manifest.get("staged") or ()]
@@ -316,6 +320,40 @@ class QdrantStore:
             if manifest.get("committed") or manifest.get("docs"):
                 self._namespaces.add(manifest["ns"])
             self._others = self._others or bool(manifest.get("others"))
+
+    def _migrate(self, manifest: dict[str, Any]) -> dict[str, Any]:
+        """A manifest of ragloom-qdrant's first layout (no document list): list its live points' documents, drop the rest.
+
+        That layout hid uncommitted points with ``live = false`` only, finished interrupted flips by filter,
+        and recorded no staged generations, so its non-live points are leftovers of stages.
+        """
+        namespace, source = manifest["ns"], manifest["source"]
+        if manifest.get("pending"):  # finish the old flip: the committed generation's points become the visible ones
+            done = {**manifest, "docs": {}, "drop": []}
+            if self._dim is not None:
+                generation = int(manifest["committed"])
+                mine = [_eq("ns", namespace), _eq("source", source)]
+                self._call("migrating a manifest", self.client.set_payload, self.collection, payload={"live": True}, points=models.Filter(must=[*mine, _eq("gen", generation)]), wait=True)
+                spared: list[Any] = [_eq("gen", generation)]
+                if manifest.get("keep"):
+                    spared.append(models.Filter(must=[_eq("live", True), _any("document_id", manifest["keep"])]))
+                self._call("migrating a manifest", self.client.delete, self.collection, points_selector=models.Filter(must=mine, must_not=spared), wait=True)
+            manifest = {**done, "pending": False, "keep": []}
+        docs: Docs = {}
+        if self._dim is not None:
+            mine = [_eq("ns", namespace), _eq("source", source)]
+            self._call("migrating a manifest", self.client.delete, self.collection, points_selector=models.Filter(must=[*mine, _eq("live", False)]), wait=True)
+            for point in self._scroll(models.Filter(must=[*mine, _eq("live", True)]), ["chunk_id", "document_id", "content_hash", "metadata_hash", "source_type", "gen"]):
+                p = point.payload or {}
+                entry = docs.setdefault(p["document_id"], {"g": int(p["gen"]), "c": "", "m": "", "ids": [], "n": 0})
+                entry["ids"].append(p["chunk_id"])
+                if p.get("source_type", DOCUMENT_SOURCE_TYPE) == DOCUMENT_SOURCE_TYPE:
+                    entry.update(c=p.get("content_hash", ""), m=p.get("metadata_hash", ""), n=entry["n"] + 1)
+                else:
+                    manifest["others"] = True
+        migrated = {**manifest, "docs": docs, "staged": [], "drop": []}
+        self._put_manifest(namespace, source, migrated)
+        return migrated
 
     def _flip(self, namespace: str, source: str, record: dict[str, Any], ids: list[str] | None) -> dict[str, Any]:
         """Steps 2-4 of a commit (see the module docstring); idempotent. ``ids``: the staged points, when known."""
