@@ -332,7 +332,7 @@ class QdrantStore:
             done = {**manifest, "docs": {}, "drop": []}
             if self._dim is not None:
                 generation = int(manifest["committed"])
-                mine = [_eq("ns", namespace), _eq("source", source)]
+                mine: list[Any] = [_eq("ns", namespace), _eq("source", source)]
                 self._call("migrating a manifest", self.client.set_payload, self.collection, payload={"live": True}, points=models.Filter(must=[*mine, _eq("gen", generation)]), wait=True)
                 spared: list[Any] = [_eq("gen", generation)]
                 if manifest.get("keep"):
