@@ -327,3 +327,40 @@ def test_a_folder_of_the_first_layout_is_migrated_on_opening(tmp_path: Path) -> 
         assert reopened.client.count(reopened.collection, exact=True).count == 4
     finally:
         reopened.close()
+
+
+def test_local_mode_reads_add_payload_conditions_only_when_needed() -> None:
+    """Local mode checks payload conditions in Python per point: the store leaves them out unless something must be hidden."""
+    import attrs
+    from qdrant_client import QdrantClient
+
+    from ragloom_qdrant import QdrantStoreConfig
+
+    store = QdrantStore(QdrantStoreConfig(path=":memory:"))
+    try:
+        assert store.exclusive
+        TestHelpers.commit(store, "/a.md", 3)
+        assert store._where(NS) is None  # one namespace, nothing staged: a plain vector scan
+        session = store.session(NS)
+        stage = session.stage("/b.md")
+        stage.write(make_chunks("/b.md", 2, texts=["staged 0", "staged 1"]), np.ones((2, 8), dtype=np.float32))
+        assert store._where(NS) is not None and store.count(NS) == 3  # the staged points are hidden
+        assert "staged 0" not in {r.text for r in store.search(NS, np.ones(8, dtype=np.float32), top_k=10)}
+        stage.commit()
+        session.close()
+        assert store._where(NS) is None and store.count(NS) == 5
+        TestHelpers.commit(store, "/c.md", 1, namespace="other")  # a second namespace: reads name theirs
+        assert store._where(NS) is not None and store.count(NS) == 5 and store.count("other") == 1
+        memory = [attrs.evolve(c, source_type="memory") for c in make_chunks("/m.md", 1)]
+        with store.session("other") as writer:
+            memo = writer.stage("/m.md")
+            memo.write(memory, np.ones((1, 8), dtype=np.float32))
+            memo.commit()
+        assert store.count("other") == 1  # rows of another source type stay out
+    finally:
+        store.close()
+    shared = QdrantStore(client=QdrantClient(location=":memory:"))
+    try:
+        assert not shared.exclusive and shared._where(NS) is not None  # a client passed in may be shared: always filtered
+    finally:
+        shared.close()
