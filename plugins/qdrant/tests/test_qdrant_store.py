@@ -364,3 +364,26 @@ def test_local_mode_reads_add_payload_conditions_only_when_needed() -> None:
         assert not shared.exclusive and shared._where(NS) is not None  # a client passed in may be shared: always filtered
     finally:
         shared.close()
+
+
+def test_a_pending_flip_of_the_first_layout_is_finished_by_the_migration(tmp_path: Path) -> None:
+    from ragloom_qdrant.store import manifest_id
+
+    path = tmp_path / "qdrant"
+    store = QdrantStore(path=path)
+    TestHelpers.commit(store, "/a.md", 3)
+    client = store.client
+    new = store._points(NS, 2, make_chunks("/a.md", 2, texts=["new 0", "new 1"], content_hash="v2"), np.ones((2, 8), dtype=np.float32))
+    for point in new:
+        (point.payload or {})["live"] = False  # the first layout staged with live = false
+    client.upsert(store.collection, points=new)
+    old_layout = {"ns": NS, "source": "/a.md", "committed": 2, "next": 2, "pending": True, "keep": []}  # killed after its commit point
+    client.overwrite_payload(store.manifest, payload=old_layout, points=[manifest_id(NS, "/a.md")])
+    store.close()
+    reopened = QdrantStore(path=path)
+    try:
+        assert sorted(r.text for r in reopened.search(NS, np.ones(8, dtype=np.float32), top_k=50)) == ["new 0", "new 1"]
+        assert reopened.source_states(NS, ["/a.md"])["/a.md"].generation == 2
+        assert reopened.source_counts(NS) == {"/a.md": 2} and reopened.client.count(reopened.collection, exact=True).count == 2
+    finally:
+        reopened.close()
