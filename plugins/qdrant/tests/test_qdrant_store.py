@@ -272,7 +272,10 @@ def test_payload_indexes_on_a_server_and_none_in_local_mode(qdrant_store: Callab
     store = qdrant_store()
     TestHelpers.commit(store, "/a.md", 2)
     store.search(NS, np.ones(8, dtype=np.float32), top_k=3, filter=parse_filter({"lang": "en", "year": {"$gt": 2000}}))
-    schema = store.client.get_collection(store.collection).payload_schema
+    info = store.client.get_collection(store.collection)
+    schema = info.payload_schema
+    # unit vectors throughout: cosine on a server, the (equal, cheaper) dot product in local mode
+    assert getattr(info.config.params.vectors, "distance", None) == ("Dot" if store.exclusive else "Cosine")
     if store._server:
         assert {"ns", "live", "gen", "source", "document_id", "chunk_id", "tags", "e"} <= set(schema)
         assert {"ns", "pending", "staged"} <= set(store.client.get_collection(store.manifest).payload_schema)

@@ -40,7 +40,9 @@ Two ways of hiding what is not committed:
   folder's point table is switched to SQLite's WAL journal with
   ``synchronous = NORMAL`` (one commit per point otherwise syncs the disk
   each time), with a checkpoint — the sync — before each manifest write, so
-  the points a manifest names are on disk before it.
+  the points a manifest names are on disk before it. Its collection uses the
+  dot product (the vectors are unit length, so it is the cosine): local mode's
+  cosine renormalises every stored vector on each search.
 
 Point ids are ``uuid5(namespace, chunk id, generation)``: a new generation
 never overwrites the old one's points.
@@ -239,7 +241,10 @@ class QdrantStore:
             if dim != self._dim:
                 raise DimensionMismatchError(store_dim=self._dim, embedder_dim=dim, where=f"qdrant collection {self.collection!r}")
             return
-        self.client.create_collection(self.collection, vectors_config=models.VectorParams(size=dim, distance=models.Distance.COSINE))
+        # every vector the store writes or searches with is unit length, so the dot product is the cosine;
+        # local mode's cosine renormalises every stored vector on each search (three passes instead of one)
+        distance = models.Distance.DOT if self.exclusive else models.Distance.COSINE
+        self.client.create_collection(self.collection, vectors_config=models.VectorParams(size=dim, distance=distance))
         for field, schema in _INDEXES.items():
             self._create_index(self.collection, field, schema)
         self._dim = dim
