@@ -227,7 +227,8 @@ class RayExecutor:
 
         self._connect(ray)
         items = plan.items
-        tally = reporter = None
+        tally: Any = None
+        reporter: StageReporter | None = None
         if progress is not None:
             tally = ray.remote(num_cpus=0)(StageTally).remote(plan.order + 1)
             reporter = StageReporter(tally, len(items), progress)
