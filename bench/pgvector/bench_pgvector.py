@@ -146,7 +146,10 @@ def _recall(approximate: list[list[str]], exact: list[list[str]]) -> float:
     return hits / sum(len(e) for e in exact)
 
 
-def bench_vectors(dsn: str, workdir: Path, size: int, rows: list[str], sweep: tuple[int, ...], duckdb: bool = True) -> None:
+def bench_vectors(
+    dsn: str, workdir: Path, size: int, rows: list[str], sweep: tuple[int, ...], duckdb: bool = True, builds: tuple[int, ...] = (64,)
+) -> None:
+    """Exact and HNSW top-10; one HNSW build per ``ef_construction`` in ``builds``, each swept over ``ef_search``."""
     corpus, query_texts, _ = bench_duckdb._scifact()
     vectors = bench_duckdb._scifact_window_vectors(corpus, size)
     queries = HashEmbedder(HashEmbedderConfig(dim=DIM)).embed_documents(list(query_texts.values())[:50])
@@ -190,27 +193,33 @@ def bench_vectors(dsn: str, workdir: Path, size: int, rows: list[str], sweep: tu
     )
     store.close()
     print(rows[-1], flush=True)
-    store = PgVectorStore(PgVectorStoreConfig(schema=schema, hnsw_min_chunks=10**12), dsn=dsn)
-    began = time.perf_counter()
-    store.build_index()
-    build = time.perf_counter() - began
-    index_bytes = _index_bytes(dsn, schema)
-    store.close()
     defaults = PgVectorStoreConfig()
-    for ef in dict.fromkeys((defaults.ef_search, *sweep)):
-        store = PgVectorStore(PgVectorStoreConfig(schema=schema, ef_search=ef, hnsw_min_chunks=1000), dsn=dsn)
-        assert store.plan(NS) == "hnsw"
-        ids = [[r.chunk_id for r in store.search(NS, q, top_k=10)] for q in queries]
-        p50, p95, cpu = _timed_queries(lambda q: store.search(NS, q, top_k=10), queries)  # noqa: B023
-        note = f"build {build:.0f} s, index {index_bytes / 2**20:,.0f} MiB; " if ef == defaults.ef_search else ""
-        what = f"m={defaults.m}, ef_construction={defaults.ef_construction}, ef_search={ef}" + (
-            " (default)" if ef == defaults.ef_search else ""
-        )
-        rows.append(
-            f"| {label} | ragloom-pgvector HNSW ({what}) | {p50:.2f} | {p95:.2f} | {_recall(ids, exact_ids):.3f} | {note}{cpu} |"
-        )
+    for ef_construction in builds:
+        import psycopg
+
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            conn.execute(f"DROP INDEX IF EXISTS {schema}.chunks_hnsw")
+        store = PgVectorStore(PgVectorStoreConfig(schema=schema, hnsw_min_chunks=10**12, ef_construction=ef_construction), dsn=dsn)
+        began = time.perf_counter()
+        store.build_index()
+        build = time.perf_counter() - began
+        index_bytes = _index_bytes(dsn, schema)
         store.close()
-        print(rows[-1], flush=True)
+        for ef in dict.fromkeys((defaults.ef_search, *sweep)):
+            config = PgVectorStoreConfig(schema=schema, ef_search=ef, hnsw_min_chunks=1000, ef_construction=ef_construction)
+            store = PgVectorStore(config, dsn=dsn)
+            assert store.plan(NS) == "hnsw"
+            ids = [[r.chunk_id for r in store.search(NS, q, top_k=10)] for q in queries]
+            p50, p95, cpu = _timed_queries(lambda q: store.search(NS, q, top_k=10), queries)  # noqa: B023
+            first = ef == defaults.ef_search
+            note = f"build {build:.0f} s, index {index_bytes / 2**20:,.0f} MiB; " if first else ""
+            is_default = first and ef_construction == defaults.ef_construction
+            what = f"m={defaults.m}, ef_construction={ef_construction}, ef_search={ef}" + (" (default)" if is_default else "")
+            rows.append(
+                f"| {label} | ragloom-pgvector HNSW ({what}) | {p50:.2f} | {p95:.2f} | {_recall(ids, exact_ids):.3f} | {note}{cpu} |"
+            )
+            store.close()
+            print(rows[-1], flush=True)
     _drop(dsn, schema)
 
 
@@ -379,6 +388,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", type=int, default=100_000)
     parser.add_argument("--ingest", type=int, default=100_000)
     parser.add_argument("--ef-sweep", type=int, nargs="*", default=[40, 100, 200, 400])
+    parser.add_argument("--ef-construction", type=int, nargs="+", default=[64], help="one HNSW build per value (default: 64)")
     parser.add_argument("--no-duckdb", action="store_true", help="pgvector rows only (DuckDB's HNSW build is the slowest step)")
     parser.add_argument("--skip", nargs="*", default=[], choices=["vectors", "ingest", "keyword"])
     args = parser.parse_args(argv)
@@ -394,7 +404,7 @@ def main(argv: list[str] | None = None) -> int:
                     "| vectors | method | p50 ms | p95 ms | recall@10 vs exact | notes |\n| --- | --- | ---: | ---: | ---: | --- |",
                     flush=True,
                 )
-                bench_vectors(dsn, workdir, args.size, rows, tuple(args.ef_sweep), duckdb=not args.no_duckdb)
+                bench_vectors(dsn, workdir, args.size, rows, tuple(args.ef_sweep), duckdb=not args.no_duckdb, builds=tuple(args.ef_construction))
             if "keyword" not in args.skip:
                 rows = []
                 print("\n## Keyword search on SciFact (300 test queries for nDCG, all 1,109 for speed)\n")

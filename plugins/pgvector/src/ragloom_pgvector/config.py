@@ -35,6 +35,10 @@ class PgVectorStoreConfig:
     creates it with the table. ``keyword`` keeps BM25
     postings in the database (the ``keyword_search`` capability).
     ``prepared_statements = false`` for PgBouncer in transaction mode.
+    ``vacuum_after_rows``: a write session that wrote at least this many
+    chunks ends with ``VACUUM (ANALYZE, SKIP_LOCKED)`` of the chunk and
+    postings tables, so searches right after a bulk load use index-only scans
+    instead of waiting for autovacuum (0: leave it to autovacuum).
     """
 
     dsn: Secret = attrs.field(factory=lambda: Secret("RAGLOOM_PG_DSN"))
@@ -51,3 +55,4 @@ class PgVectorStoreConfig:
     connect_timeout: float = attrs.field(default=10.0, validator=attrs.validators.gt(0))
     create_extension: bool = True
     prepared_statements: bool = True
+    vacuum_after_rows: int = attrs.field(default=10_000, validator=attrs.validators.ge(0))

@@ -690,6 +690,7 @@ class PgVectorSession:
         self._closed = False
         self._broken: str | None = None
         self._row_next = self._row_end = 0
+        self._rows_written = 0
         with store._errors("opening a write session"):
             self._conn = store._pool.getconn()
 
@@ -829,8 +830,29 @@ class PgVectorSession:
             if self._in_transaction:
                 self._rollback()
             if self._conn is not None:
+                if self._broken is None and 0 < self.store.config.vacuum_after_rows <= self._rows_written:
+                    self._vacuum()
                 self.store._pool.putconn(self._conn)
                 self._conn = None
+
+    def _vacuum(self) -> None:
+        """``VACUUM (ANALYZE)`` after a bulk write: without it the new postings' heap pages are read
+        one by one for every keyword query until autovacuum comes round (SciFact: 7.4 → 2.8 ms of
+        server CPU per query). A failure only costs that speed: the rows are committed."""
+        import psycopg
+
+        conn = self._conn
+        try:
+            conn.autocommit = True
+            for table in ("chunks", "postings") if self.store.config.keyword else ("chunks",):
+                conn.execute(self.store._sql(f"VACUUM (ANALYZE, SKIP_LOCKED) {{s}}.{table}"))
+        except psycopg.Error as exc:
+            _log.warning("%s: VACUUM after a bulk write failed (%s); autovacuum will do it", self.store._where, _pg_message(exc))
+        finally:
+            try:
+                conn.autocommit = False
+            except psycopg.Error:
+                pass
 
     def _drop(self) -> None:
         """End the session without committing (its store is closing)."""
@@ -913,6 +935,7 @@ class PgVectorStage:
             else:
                 found, lengths = None, np.zeros(len(chunks), dtype=np.int64)
             data = _chunk_rows(chunks, session.namespace, self.generation, row_ids, lengths, normalized)
+            session._rows_written += len(chunks)
             cursor = conn.cursor()
             with cursor.copy(store._copy_chunks_sql) as copy:
                 copy.write(data)
