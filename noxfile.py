@@ -136,5 +136,5 @@ def mutation(session: nox.Session) -> None:
     """
     session.install(*TEST_DEPS, *PG_TEST_DEPS, "mutmut>=3.3", "-r", "tests/requirements.txt")
     session.install(*_editable(["core", *_existing(PLUGINS)]))
-    session.run("nice", "-n", "10", "python", "tests/mutation/run.py", *session.posargs, external=True)
+    session.run("nice", "-n", "19", "python", "tests/mutation/run.py", *session.posargs, external=True)
     session.run("python", "tests/mutation/run.py", "--report")

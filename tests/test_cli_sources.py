@@ -62,6 +62,8 @@ def test_remove_a_directory_and_what_is_not_stored(workdir: Path) -> None:
     assert absent.returncode == 1 and "nothing stored for project/corpus/faq.md" in absent.stderr
     absent_json = ragloom("-c", "project/ragloom.toml", "remove", "nowhere.md", "--json", cwd=workdir)
     assert absent_json.returncode == 1 and json.loads(absent_json.stdout) == {"removed": {}, "not_stored": ["nowhere.md"]}
+    error = json.loads(absent_json.stderr.splitlines()[0])  # exit 1 under --json: the error as one JSON object on stderr
+    assert error["type"] == "StoreError" and error["source"] == "nowhere.md" and "nothing stored for nowhere.md" in error["error"]
 
 
 def test_sources_lists_what_is_stored_with_counts(workdir: Path) -> None:

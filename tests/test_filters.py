@@ -109,3 +109,140 @@ def test_parsed_tree_shape() -> None:
     tree = parse_filter({"a": 1, "$or": [{"b": {"$gt": 2}}, {"tags": "x"}]})
     assert tree == And((Condition("a", "$eq", 1), Or((Condition("b", "$gt", 2), Condition("tags", "$eq", "x")))))
     assert Condition("tags", "$eq", "x").reserved and not Condition("a", "$eq", 1).reserved
+
+
+KNOWN = "known: $eq, $ne, $gt, $gte, $lt, $lte, $in, $nin, $exists"
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ({"year": {"$between": [1, 2]}}, f"filter.year: unknown operator '$between'; {KNOWN}"),
+        ({"meta": {"nested": 1}}, f"filter.meta: unknown operator 'nested' (nested metadata is not filterable; use a flat key); {KNOWN}"),
+        ({"x": {3: 1}}, f"filter.x: unknown operator 3; {KNOWN}"),
+        ({"$nor": [{"a": 1}]}, "filter: unknown operator '$nor' at this level; use $and or $or, or put it under a key"),
+        ({"$or": []}, "filter.$or: takes a non-empty list of filters"),
+        ({"$and": {"a": 1}}, "filter.$and: takes a non-empty list of filters"),
+        ({"lang": {"$in": []}}, "filter.lang: $in takes a non-empty list of values, got []"),
+        ({"lang": {"$nin": "en"}}, "filter.lang: $nin takes a non-empty list of values, got 'en'"),
+        ({"lang": {"$in": [["en"]]}}, "filter.lang: $in values must be strings, numbers or booleans, got ['en']"),
+        ({"lang": {"$in": ["en", float("nan")]}}, "filter.lang: $in values must be strings, numbers or booleans, got nan"),
+        ({"lang": float("nan")}, "filter.lang: $eq takes a string, number or boolean, got nan"),
+        ({"author": {"$exists": "yes"}}, "filter.author: $exists takes true or false, got 'yes'"),
+        ({"author": {"$exists": 1}}, "filter.author: $exists takes true or false, got 1"),
+        ({"year": {"$gt": True}}, "filter.year: $gt takes a number or string, got a boolean"),
+        ({"year": {"$lte": [1]}}, "filter.year: $lte takes a string, number or boolean, got [1]"),
+        ({"tags": {"$gt": "a"}}, "filter.tags: $gt is not defined for tags"),
+        ({"tags": {"$lte": "a"}}, "filter.tags: $lte is not defined for tags"),
+        ({"": 1}, "filter: filter keys must be non-empty strings, got ''"),
+        ({"  ": 1}, "filter: filter keys must be non-empty strings, got '  '"),
+        ({5: 1}, "filter: filter keys must be non-empty strings, got 5"),
+        ({}, "filter: empty filter"),
+        ({"lang": {}}, "filter.lang: empty operator table"),
+        ("lang = en", "filter: a filter is a table / dict, got 'lang = en'"),
+        ({"lang": None}, "filter.lang: $eq takes a string, number or boolean, got None"),
+        ({"$or": [{"a": 1}, "x"]}, "filter.$or[1]: a filter is a table / dict, got 'x'"),
+        ({"$and": [{"$or": [{"k": {"$ne": {}}}]}]}, "filter.$and[0].$or[0].k: $ne takes a string, number or boolean, got {}"),
+    ],
+)
+def test_every_malformed_filter_is_refused_naming_where_and_why(spec: object, message: str) -> None:
+    with pytest.raises(FilterError) as info:
+        parse_filter(spec)
+    assert str(info.value) == message
+
+
+def test_filters_nest_32_levels_deep_and_no_deeper() -> None:
+    from ragloom.filters import MAX_DEPTH
+
+    def nested(levels: int) -> dict:
+        spec: dict = {"a": 1}
+        for _ in range(levels):
+            spec = {"$or": [spec]}
+        return spec
+
+    assert MAX_DEPTH == 32
+    assert parse_filter(nested(32)) is not None
+    with pytest.raises(FilterError) as info:
+        parse_filter(nested(33))
+    assert str(info.value) == "filter: nested deeper than 32 levels"
+
+
+def test_parse_combine_walk_and_predicate() -> None:
+    from ragloom.filters import FilterVisitor, combine, compile_predicate, walk
+
+    tree = parse_filter({"a": 1, "$or": [{"b": {"$gt": 2, "$lt": 5}}, {"tags": "x"}]})
+    assert parse_filter(tree) is tree and parse_filter(None) is None
+    assert parse_filter({"b": {"$gt": 2, "$lt": 5}}) == And((Condition("b", "$gt", 2), Condition("b", "$lt", 5)))
+    assert parse_filter({"$and": [{"a": 1}]}) == And((Condition("a", "$eq", 1),))
+    assert parse_filter({"$or": [{"a": 1}, {"b": 2}]}) == Or((Condition("a", "$eq", 1), Condition("b", "$eq", 2)))
+    assert parse_filter({"l": {"$in": ["x", "y"]}}) == Condition("l", "$in", ("x", "y"))
+    assert [(c.key, c.op) for c in walk(tree)] == [("a", "$eq"), ("b", "$gt"), ("b", "$lt"), ("tags", "$eq")]
+    assert list(walk(None)) == []
+    assert combine(None, None) is None
+    assert combine({"a": 1}, None) == Condition("a", "$eq", 1)
+    assert combine({"a": 1}, {"b": 2}) == And((Condition("a", "$eq", 1), Condition("b", "$eq", 2)))
+    predicate = compile_predicate(tree)
+    assert predicate({"a": 1, "b": 3}, "/s", "d", ())
+    assert predicate({"a": 1}, "/s", "d", ("x",))
+    assert not predicate({"a": 1, "b": 5}, "/s", "d", ("y",))
+    assert not predicate({"a": 2, "b": 3}, "/s", "d", ("x",))
+    assert compile_predicate(None)({}, "/s", "d", ())
+
+    class Text(FilterVisitor[str]):
+        def visit_condition(self, node: Condition) -> str:
+            return f"{node.key}{node.op}{node.value}"
+
+        def visit_and(self, node: And, items: object) -> str:
+            assert len(node.items) == len(items)  # type: ignore[arg-type]
+            return "(" + " & ".join(items) + ")"  # type: ignore[arg-type]
+
+        def visit_or(self, node: Or, items: object) -> str:
+            assert len(node.items) == len(items)  # type: ignore[arg-type]
+            return "(" + " | ".join(items) + ")"  # type: ignore[arg-type]
+
+    assert Text().visit(tree) == "(a$eq1 & ((b$gt2 & b$lt5) | tags$eqx))"  # type: ignore[arg-type]
+    with pytest.raises(FilterError, match=r"^not a parsed filter: \{'a': 1\}$"):
+        Text().visit({"a": 1})  # type: ignore[arg-type]
+    for method, arguments in (("visit_condition", (Condition("a", "$eq", 1),)), ("visit_and", (tree, [])), ("visit_or", (tree, []))):
+        with pytest.raises(NotImplementedError):
+            getattr(FilterVisitor(), method)(*arguments)
+
+
+@pytest.mark.parametrize(
+    ("spec", "record", "expected"),
+    [
+        ({"n": {"$gte": 2}}, {"n": 2}, True),
+        ({"n": {"$gt": 2}}, {"n": 2}, False),
+        ({"n": {"$lte": 2}}, {"n": 2}, True),
+        ({"n": {"$lt": 2}}, {"n": 2}, False),
+        ({"n": {"$lte": 2}}, {"n": 3}, False),
+        ({"n": {"$lt": 3}}, {"n": 2.5}, True),
+        ({"n": {"$gt": "b"}}, {"n": "c"}, True),
+        ({"n": {"$gt": 1}}, {"n": "2"}, False),  # a string is never compared with a number
+        ({"n": {"$lt": "z"}}, {"n": 1}, False),
+        ({"n": {"$gt": 0}}, {"n": True}, False),  # booleans are not numbers
+        ({"n": {"$lt": 2}}, {"n": [1]}, False),
+        ({"n": {"$lt": 2}}, {"n": None}, False),
+        ({"n": 1}, {"n": 1.0}, True),
+        ({"n": 1}, {"n": True}, False),
+        ({"n": True}, {"n": 1}, False),
+        ({"n": "1"}, {"n": 1}, False),
+        ({"n": {"$ne": 1}}, {"n": 1.0}, False),
+        ({"n": {"$in": [1, "x"]}}, {"n": 1.0}, True),
+        ({"n": {"$nin": [1, "x"]}}, {"n": 1.0}, False),
+        ({"n": {"$nin": [1, "x"]}}, {}, True),
+        ({"n": {"$in": [1, "x"]}}, {}, False),
+        ({"n": {"$ne": 1}}, {}, True),
+        ({"n": {"$gt": 1}}, {}, False),
+        ({"n": {"$exists": True}}, {"n": None}, False),
+        ({"n": {"$exists": False}}, {"n": None}, True),
+        ({"n": {"$exists": True}}, {"n": 0}, True),
+        ({"tags": {"$exists": True}}, {}, False),
+        ({"source": {"$gte": "/s"}}, {}, True),
+        ({"document_id": {"$ne": "d"}}, {}, False),
+    ],
+)
+def test_each_comparison_on_one_record(spec: dict, record: dict, expected: bool) -> None:
+    from ragloom.filters import matches
+
+    assert matches(parse_filter(spec), metadata=record, source="/s", document_id="d", tags=()) is expected

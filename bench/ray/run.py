@@ -14,7 +14,11 @@ written by the workers with ``--pgvector``) ingests the folder:
   paper estimate in docs/scale.md scales from.
 
     python bench/ray/run.py                                   # hash embedder
-    python bench/ray/run.py --embedder minilm --limit 1000    # MiniLM (torch venv)
+    OMP_NUM_THREADS=1 python bench/ray/run.py --embedder minilm --limit 300    # MiniLM (torch venv)
+
+On a loaded machine torch's two threads per process spin against each other
+(MiniLM in-process measured 0.5 documents/s that way); ``OMP_NUM_THREADS=1``
+gives the in-process run what each Ray actor gets (one thread).
 """
 
 from __future__ import annotations
@@ -90,7 +94,12 @@ def main() -> None:
     out: dict[str, Any] = {
         "documents": documents,
         "embedder": args.embedder,
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "load1_at_start": os.getloadavg()[0]},
+        "machine": {
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+            "load1_at_start": os.getloadavg()[0],
+            "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS"),  # torch's threads in-process; Ray gives each actor its CPUs' worth
+        },
         "runs": {},
     }
 

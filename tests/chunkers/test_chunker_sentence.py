@@ -86,3 +86,56 @@ def test_the_sentence_chunker_cuts_at_blank_lines() -> None:
     chunks = SentenceChunker(SentenceConfig(size=40)).chunk(Document(id="d", source="s.md", text=text))
     texts = [c.text.strip() for c in chunks]
     assert texts == ["Title without a period", "first paragraph has no period either", "second one neither"]
+
+
+def pieces(text: str, start: int = 0, end: int | None = None) -> list[str]:
+    """The sentences with their trailing whitespace, as the chunkers cut them."""
+    ends = sentence_ends(text, start, end)
+    return [text[a:b] for a, b in zip([start, *ends], ends, strict=False)]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Example. Next one.", ["Example. ", "Next one."]),  # seven letters: no abbreviation
+        ("Abcdef. Next.", ["Abcdef. ", "Next."]),
+        ("Very long plainword. Next", ["Very long plainword. ", "Next"]),
+        ("Meet (Dr. Who) now. Yes.", ["Meet (Dr. Who) now. ", "Yes."]),
+        ("What?! Yes. No.", ["What?! ", "Yes. ", "No."]),
+        ("Hi.  Two spaces. Next", ["Hi.  ", "Two spaces. ", "Next"]),
+        ("End.\nNext line.", ["End.\n", "Next line."]),
+        ("Hmm… Next one.", ["Hmm… Next one."]),  # an ellipsis does not end a sentence
+        ("Wait.. Next one.", ["Wait.. Next one."]),
+        ("Bring pens etc. And paper.", ["Bring pens etc. And paper."]),
+        ("Ça va. Oui. Non.", ["Ça va. ", "Oui. ", "Non."]),  # not ASCII: the same rules
+        ("He left.) Then came.", ["He left.) ", "Then came."]),
+        ('Stop." Go.', ['Stop." ', "Go."]),
+        ("(See p. 4.) Next.", ["(See p. 4.) ", "Next."]),
+        ("See Ph.D. Holders. Ok.", ["See Ph.D. Holders. ", "Ok."]),
+        ("U.S.A. Today. Yes.", ["U.S.A. Today. ", "Yes."]),
+        ("Abcd.efgh. Next.", ["Abcd.efgh. ", "Next."]),  # a dotted word with a part of four letters is no abbreviation
+        ("Numbers 1.5. Next.", ["Numbers 1.5. ", "Next."]),
+        ("x. Y.", ["x. Y."]),  # an initial
+        ("A.  B.", ["A.  B."]),
+        ("Dr.  Smith came.", ["Dr.  Smith came."]),
+        ("「はい。」次。", ["「はい。」", "次。"]),
+        ("Hi!\n\nthere", ["Hi!\n\n", "there"]),
+        ("First.   \n\n  second", ["First.   \n\n  ", "second"]),
+        ("  Leading. Two.", ["  Leading. ", "Two."]),
+        ("Hi. ", ["Hi. "]),
+        ("Trailing blank line.\n\n", ["Trailing blank line.\n\n"]),
+    ],
+)
+def test_sentence_pieces_keep_their_whitespace(text: str, expected: list[str]) -> None:
+    assert pieces(text) == expected
+    assert "".join(pieces(text)) == text
+
+
+def test_sentence_ends_within_a_window_of_the_text() -> None:
+    text = "Skip this. Keep one. Keep two. Tail here."
+    assert sentence_ends(text, 11, 31) == [21, 31]
+    assert pieces(text, 11, 31) == ["Keep one. ", "Keep two. "]
+    assert sentence_ends(text, 11) == [21, 31, len(text)]
+    assert sentence_ends(text, 0, 10) == [10]  # a window ending at a mark: one sentence
+    assert sentence_ends("One.\n\nTwo.\n\nThree.", 6) == [12, 18]
+    assert sentence_ends("一。二。三。", 2) == [4, 6]

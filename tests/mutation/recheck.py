@@ -21,6 +21,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(HERE))
 
+from report import _equivalent  # noqa: E402
 from run import BUILD, MODULES, RESULTS  # noqa: E402
 
 SURVIVED = {"survived", "no tests"}
@@ -70,10 +71,13 @@ QUICK: dict[str, list[str]] = {
     "addresses": ["-k", "not every_ipv4_spelling and not every_ipv6_embedding"],
 }
 
+#: a module's quick tests, when they are a file of their own rather than a ``-k`` selection
+QUICK_FILES: dict[str, list[str]] = {"tools": ["tests/test_tools.py"]}
 
-def _pytest(module: str, options: list[str]) -> subprocess.CompletedProcess[str]:
+
+def _pytest(module: str, options: list[str], tests: list[str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "--timeout=300", *options, *_tests(module)],
+        [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "--timeout=300", *options, *(tests or _tests(module))],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -86,8 +90,9 @@ def recheck(module: str) -> None:
     path = RESULTS / f"{module}.json"
     result = json.loads(path.read_text(encoding="utf-8"))
     statuses: dict[str, str] = result["mutants"]
-    for mutant, status in sorted(statuses.items()):
-        if status not in SURVIVED:
+    equivalent = _equivalent()
+    for mutant, status in sorted(statuses.items(), reverse=bool(os.environ.get("RECHECK_REVERSE"))):
+        if status not in SURVIVED or mutant in equivalent:  # an explained mutant survives by definition
             continue
         diff = _diff(module, mutant)
         header = next(line for line in diff.splitlines() if line.startswith("--- "))
@@ -105,7 +110,7 @@ def recheck(module: str) -> None:
                 print(f"{mutant}: the diff does not apply", flush=True)
                 continue
             target.write_text(mutated, encoding="utf-8")
-            ran = _pytest(module, QUICK.get(module, []))  # the quick tests first; only a mutant they miss runs them all
+            ran = _pytest(module, QUICK.get(module, []), QUICK_FILES.get(module))  # quick tests first; a mutant they miss runs them all
             if not ran.returncode:
                 ran = _pytest(module, [])
         finally:

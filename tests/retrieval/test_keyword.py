@@ -139,3 +139,114 @@ def test_clear() -> None:
     assert len(index) == 0 and index.search("lamp", top_k=5) == []
     index.add([3], ["lamp"])
     assert index.search("lamp", top_k=5)[0][0] == 3
+
+
+def test_export_and_restore_give_the_same_index() -> None:
+    index = BM25Index()
+    index.add(list(range(len(CORPUS))), CORPUS)
+    index.remove([2, 5])
+    keys, vocabulary, terms, tfs, offsets, lengths = index.export()
+    assert keys == [0, 1, 3, 4, 6, 7] == index.keys()
+    assert len(offsets) == len(keys) + 1 and offsets[0] == 0 and offsets[-1] == len(terms) == len(tfs)
+    assert list(lengths) == [len(index.analyzer.tokens(CORPUS[k])) for k in keys]
+    restored = BM25Index.restore(None, keys, vocabulary, terms, tfs, offsets, lengths)
+    assert restored.keys() == keys and len(restored) == len(keys) and 3 in restored and 2 not in restored
+    for query in QUERIES:
+        assert restored.score_all(query) == pytest.approx(index.score_all(query))
+        assert restored.search(query, top_k=4) == index.search(query, top_k=4)
+    restored.add([2], [CORPUS[2]])  # a restored index goes on like any other
+    assert [k for k, _ in restored.search("circadian colour temperature", top_k=2)] == [2]
+    empty = BM25Index().export()
+    assert empty[0] == [] and len(empty[2]) == len(empty[3]) == len(empty[5]) == 0 and list(empty[4]) == [0]
+    assert len(BM25Index.restore(None, *empty)) == 0
+    # a restored index scores with the config and the analyzer it is given
+    config = BM25Config(k1=0.9, b=0.2, analyzer=AnalyzerConfig(stemmer=None, stopwords=None))
+    tuned = BM25Index(config)
+    tuned.add(list(range(len(CORPUS))), CORPUS)
+    again = BM25Index.restore(config, *tuned.export())
+    assert again.score_all("the lamps network") == pytest.approx(tuned.score_all("the lamps network"))
+    assert again.score_all("the lamps network") != pytest.approx(BM25Index.restore(None, *tuned.export()).score_all("the lamps network"))
+    plain = Analyzer(AnalyzerConfig(stemmer=None, stopwords=None))
+    with_analyzer = BM25Index.restore(None, *tuned.export(), analyzer=plain)
+    assert with_analyzer.search("the", top_k=1) and not BM25Index.restore(None, *tuned.export()).search("the", top_k=1)
+    for broken in (
+        (keys[:-1], vocabulary, terms, tfs, offsets, lengths),
+        (keys, vocabulary, terms, tfs, offsets, lengths[:-1]),
+        (keys, vocabulary, terms, tfs[:-1], offsets, lengths),
+    ):
+        with pytest.raises(ValueError, match="^inconsistent BM25 index arrays$"):
+            BM25Index.restore(None, *broken)
+    with pytest.raises(ValueError, match="^duplicate keys in a BM25 index$"):
+        BM25Index.restore(None, [0, 0], vocabulary, terms[: offsets[2]], tfs[: offsets[2]], offsets[:3], lengths[:2])
+
+
+def test_the_ceiling_bounds_every_score_and_counts_an_unknown_term_as_the_rarest() -> None:
+    index = BM25Index()
+    assert index.ceiling("lamp") == 0.0
+    index.add(list(range(len(CORPUS))), CORPUS)
+    for query in QUERIES[:-1]:
+        ceiling = index.ceiling(query)
+        best = max(index.score_all(query).values())
+        assert 0 < best <= ceiling + 1e-6
+    single = index.ceiling("circadian")  # one document has it: its score is the ceiling
+    assert single == pytest.approx(index.score_all("circadian")[2], rel=1e-6)
+    rarest = max(index.ceiling(word) for word in {t for text in CORPUS for t in index.analyzer.tokens(text)})
+    assert index.ceiling("zzzunknown") == pytest.approx(rarest)
+    assert index.ceiling("circadian zzzunknown") == pytest.approx(single + rarest)
+    index.add([99], ["circadian circadian circadian"])  # a change is seen by the next ceiling
+    assert index.ceiling("circadian") != pytest.approx(single)
+
+
+def test_keys_in_one_call_must_match_texts_and_a_repeated_key_keeps_its_last_text() -> None:
+    index = BM25Index()
+    with pytest.raises(ValueError, match="^2 keys for 1 documents$"):
+        index.add([1, 2], ["only one"])
+    index.add([], [])
+    assert len(index) == 0
+    index.add([1, 1, 2], ["wifi router", "battery cable", "lamp"])
+    assert index.keys() == [1, 2] and len(index) == 2
+    assert index.search("wifi", top_k=5) == [] and [k for k, _ in index.search("battery", top_k=5)] == [1]
+
+
+def test_many_removals_leave_the_right_documents_in_the_right_order() -> None:
+    index = BM25Index()
+    index.add(list(range(3000)), [f"lamp number{k} {'wifi' if k % 7 == 0 else 'night'}" for k in range(3000)])
+    assert index.remove(range(0, 2000)) == 2000
+    assert index.keys() == list(range(2000, 3000))
+    assert index.search("number2500", top_k=1)[0][0] == 2500
+    assert {k for k, _ in index.search("wifi", top_k=1000)} == {k for k in range(2000, 3000) if k % 7 == 0}
+    assert index.remove([2500, 2501]) == 2 and len(index) == 998  # and removing goes on after that
+    assert index.search("number2500", top_k=1) == [] and index.search("number2502", top_k=1)[0][0] == 2502
+    few = BM25Index()
+    few.add(list(range(100)), ["lamp"] * 100)
+    few.remove(range(0, 90))
+    assert [k for k, _ in few.search("lamp", top_k=3)] == [90, 91, 92]  # ties in insertion order
+
+
+def test_bm25_parameters_are_validated() -> None:
+    for bad in ({"k1": -0.1}, {"b": -0.1}, {"b": 1.1}):
+        with pytest.raises(ValueError):
+            BM25Config(**bad)  # type: ignore[arg-type]
+    assert BM25Config().k1 == 1.5 and BM25Config().b == 0.75
+    assert BM25Config(k1=0, b=0).k1 == 0 and BM25Config(b=1).b == 1
+
+
+def test_the_best_few_are_the_best_whatever_top_k() -> None:
+    index = BM25Index()
+    texts = [" ".join(["lamp"] * (1 + (k * 7) % 10) + ["filler"] * 5) for k in range(10)]
+    index.add(list(range(10)), texts)
+    ranked = sorted(index.score_all("lamp").items(), key=lambda item: (-item[1], item[0]))
+    for top_k in (1, 2, 3, 9, 10, 11):
+        found = index.search("lamp", top_k=top_k)
+        assert [k for k, _ in found] == [k for k, _ in ranked[:top_k]]
+        assert [s for _, s in found] == pytest.approx([s for _, s in ranked[:top_k]])
+
+
+def test_a_restored_index_removes_documents_like_the_original() -> None:
+    index = BM25Index()
+    index.add(list(range(len(CORPUS))), CORPUS)
+    restored = BM25Index.restore(None, *index.export())
+    index.remove([0, 3])
+    restored.remove([0, 3])
+    for query in QUERIES:
+        assert restored.score_all(query) == pytest.approx(index.score_all(query))

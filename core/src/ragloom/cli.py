@@ -26,7 +26,7 @@ from typing import Any
 
 import attrs
 
-from ragloom.errors import RagloomError
+from ragloom.errors import RagloomError, StoreError
 
 DEFAULT_CONFIG = "ragloom.toml"
 EXIT_ERROR = 1
@@ -294,11 +294,12 @@ def cmd_remove(args: argparse.Namespace) -> int:
     status = EXIT_ERROR if not_stored else 0
     if args.json:
         _print_json({"removed": removed, "not_stored": not_stored})
-        return status
-    for source, count in removed.items():
-        print(f"removed {count} chunks of {_display_path(source)}")
-    for given in not_stored:
-        print(f"ragloom: error: nothing stored for {given} in namespace {pipeline.namespace!r} (see `ragloom sources`)", file=sys.stderr)
+    else:
+        for source, count in removed.items():
+            print(f"removed {count} chunks of {_display_path(source)}")
+    for given in not_stored:  # exit 1: each one an error on stderr, one JSON object per line under --json
+        message = f"nothing stored for {given} in namespace {pipeline.namespace!r} (see `ragloom sources`)"
+        _print_error(StoreError(message), as_json=args.json, source=given)
     return status
 
 
@@ -369,10 +370,10 @@ COMMANDS = {
 }
 
 
-def _print_error(exc: RagloomError, *, as_json: bool) -> None:
+def _print_error(exc: RagloomError, *, as_json: bool, source: str | None = None) -> None:
     message = " ".join(str(exc).split("\n"))
     if as_json:
-        error = {"error": message, "type": type(exc).__name__, "source": getattr(exc, "source", None)}
+        error = {"error": message, "type": type(exc).__name__, "source": source if source is not None else getattr(exc, "source", None)}
         print(json.dumps(error, ensure_ascii=False), file=sys.stderr)
     else:
         print(f"ragloom: error: {message}", file=sys.stderr)

@@ -56,11 +56,20 @@ CANDIDATES_PER_RESULT = 4
 
 @attrs.frozen(kw_only=True)
 class Progress:
-    """One step of an ingest: ``done`` of ``total`` files (``total`` 0 when unknown)."""
+    """One step of an ingest: ``done`` of ``total`` files (``total`` 0 when unknown) through ``stage``.
+
+    In-process every file goes through all stages at once: ``stage`` is
+    ``"ingest"``. An executor running the stages apart (ragloom-ray) reports
+    each: ``"chunked"`` (loaded and chunked), ``"embedded"``, ``"written"``,
+    with ``chunks`` done so far in that stage; ``source`` is the last file
+    done, ``""`` when the stage reports counts only.
+    """
 
     source: str
     done: int
     total: int
+    stage: str = "ingest"
+    chunks: int = 0
 
 
 ProgressCallback = Callable[[Progress], None]

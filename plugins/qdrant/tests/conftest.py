@@ -1,9 +1,9 @@
 """Which Qdrant the tests run against.
 
-By default qdrant-client's embedded local mode (in memory, or a folder for the
-persistence tests). With ``RAGLOOM_TEST_QDRANT_URL`` set (and ``QDRANT_API_KEY``
-when the server needs one) the ``qdrant_store`` factory connects to that server
-instead, each store in a collection of its own, dropped afterwards.
+Every test using ``qdrant_store`` runs on qdrant-client's embedded local mode (in memory)
+and, when ``RAGLOOM_TEST_QDRANT_URL`` is set (with ``QDRANT_API_KEY`` when the server needs
+one), once more against that server, each store in a collection of its own, dropped
+afterwards. The folder tests (persistence, crashes, kill -9) are local mode only.
 """
 
 from __future__ import annotations
@@ -12,18 +12,24 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from qdrant_targets import drop, server_or_memory
+from qdrant_targets import BACKENDS, drop, open_store
 
 from ragloom_qdrant import QdrantStore
 
 
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    """``"local"``, and ``"server"`` when RAGLOOM_TEST_QDRANT_URL is set."""
+    return str(request.param)
+
+
 @pytest.fixture
-def qdrant_store() -> Iterator[Callable[..., QdrantStore]]:
-    """``qdrant_store(**options)``: fresh stores on the selected target, cleaned up after the test."""
+def qdrant_store(backend: str) -> Iterator[Callable[..., QdrantStore]]:
+    """``qdrant_store(**options)``: fresh stores on the fixture's backend, cleaned up after the test."""
     made: list[QdrantStore] = []
 
     def make(**options: Any) -> QdrantStore:
-        store = server_or_memory(**options)
+        store = open_store(backend, **options)
         made.append(store)
         return store
 

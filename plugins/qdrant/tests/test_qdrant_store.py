@@ -8,7 +8,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-from qdrant_targets import SERVER
 
 from ragloom import ConfigError, FilterError, Pipeline, PipelineConfig, Registry, StoreError
 from ragloom.plugin import Condition, parse_filter
@@ -66,6 +65,43 @@ def test_secrets_never_appear_and_an_unreachable_server_is_a_store_error(monkeyp
         PipelineConfig.from_dict({"store": {"type": "qdrant", "url": "http://x", "api_key": "plain"}, "embedder": {"type": "hash"}})
 
 
+def test_the_api_key_secret_reaches_the_server_and_never_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A real HTTP server on 127.0.0.1 that records the ``api-key`` header and refuses the request."""
+    import http.server
+    import threading
+
+    seen: list[str | None] = []
+
+    class Refusing(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+            seen.append(self.headers.get("api-key"))
+            body = b'{"status": {"error": "forbidden"}}'
+            self.send_response(403)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Refusing)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    monkeypatch.setenv("RAGLOOM_TEST_QDRANT_KEY", "key-from-the-environment")
+    try:
+        config = PipelineConfig.from_dict(
+            {"store": {"type": "qdrant", "url": f"http://127.0.0.1:{server.server_port}", "api_key": {"env": "RAGLOOM_TEST_QDRANT_KEY"}}, "embedder": {"type": "hash"}}
+        )
+        with pytest.raises(StoreError, match="cannot open") as info:
+            Pipeline.from_config(config)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert seen and set(seen) == {"key-from-the-environment"}
+    assert "key-from-the-environment" not in str(info.value)
+
+
 def test_unsupported_operators_are_filter_errors(qdrant_store: Callable[..., QdrantStore]) -> None:
     with pytest.raises(FilterError, match=r"\$regex"):
         translate(Condition("title", "$regex", "^a"))
@@ -107,10 +143,22 @@ class Crash(Exception):
     """A fault injected into a commit, standing in for a killed process."""
 
 
-@pytest.mark.parametrize("crash_at", ["commit point", "flip", "delete"])
-def test_a_crash_during_a_commit_leaves_the_source_old_or_new(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, crash_at: str) -> None:
+def _open_folder(path: Path, mode: str) -> QdrantStore:
+    """Local mode opened by the store (exclusive) or through a client passed in (shared: the ``live`` flag hides stages)."""
+    if mode == "exclusive":
+        return QdrantStore(path=path)
+    from qdrant_client import QdrantClient
+
+    return QdrantStore(client=QdrantClient(path=str(path)))
+
+
+@pytest.mark.parametrize(
+    ("mode", "crash_at"), [("exclusive", "commit point"), ("exclusive", "delete"), ("shared", "commit point"), ("shared", "flip"), ("shared", "delete")]
+)
+def test_a_crash_during_a_commit_leaves_the_source_old_or_new(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str, crash_at: str) -> None:
     path = tmp_path / "qdrant"
-    store = QdrantStore(path=path)
+    store = _open_folder(path, mode)
+    assert store.exclusive is (mode == "exclusive")
     TestHelpers.commit(store, "/a.md", 3, version=1)
     TestHelpers.commit(store, "/b.md", 2, version=1)
     client = store.client
@@ -133,7 +181,7 @@ def test_a_crash_during_a_commit_leaves_the_source_old_or_new(tmp_path: Path, mo
         session.flush()
     monkeypatch.setattr(target, name, original)
     store.close()  # the process "dies": nothing else runs
-    reopened = QdrantStore(path=path)
+    reopened = _open_folder(path, mode)
     try:
         texts = sorted(r.text for r in reopened.search(NS, np.ones(8, dtype=np.float32), top_k=50, filter=parse_filter({"source": "/a.md"})))
         version = "1" if crash_at == "commit point" else "2"
@@ -141,6 +189,8 @@ def test_a_crash_during_a_commit_leaves_the_source_old_or_new(tmp_path: Path, mo
         assert reopened.count(NS) == len(texts) + 2
         assert reopened.source_states(NS, ["/a.md"])["/a.md"].documents == {make_chunks("/a.md", 1)[0].document_id: f"v{version}"}
         assert reopened.sources(NS) == ["/a.md", "/b.md"]
+        if mode == "exclusive":  # the interrupted stage's points are gone from the folder, not only hidden
+            assert reopened.client.count(reopened.collection, exact=True).count == len(texts) + 2
     finally:
         reopened.close()
 
@@ -222,12 +272,16 @@ def test_payload_indexes_on_a_server_and_none_in_local_mode(qdrant_store: Callab
     store = qdrant_store()
     TestHelpers.commit(store, "/a.md", 2)
     store.search(NS, np.ones(8, dtype=np.float32), top_k=3, filter=parse_filter({"lang": "en", "year": {"$gt": 2000}}))
-    schema = store.client.get_collection(store.collection).payload_schema
-    if SERVER:
+    info = store.client.get_collection(store.collection)
+    schema = info.payload_schema
+    # unit vectors throughout: cosine on a server, the (equal, cheaper) dot product in local mode
+    assert getattr(info.config.params.vectors, "distance", None) == ("Dot" if store.exclusive else "Cosine")
+    if store._server:
         assert {"ns", "live", "gen", "source", "document_id", "chunk_id", "tags", "e"} <= set(schema)
+        assert {"ns", "pending", "staged"} <= set(store.client.get_collection(store.manifest).payload_schema)
         assert len([f for f in schema if f.startswith(("k_", "n_"))]) == 2
     else:
-        assert schema == {} and not store._server
+        assert schema == {}
 
 
 @pytest.mark.parametrize("kind", ["qdrant", "memory"])
@@ -242,3 +296,97 @@ def test_iter_chunks_skips_rows_of_another_source_type(qdrant_store: Callable[..
         stage.write(remembered, np.ones((2, 8), dtype=np.float32))
         stage.commit()
     assert sorted(c.id for batch in store.iter_chunks(NS, batch_size=2) for c in batch) == sorted(c.id for c in documents)
+
+
+def test_a_folder_of_the_first_layout_is_migrated_on_opening(tmp_path: Path) -> None:
+    """Manifests without a document list (ragloom-qdrant's first layout, ``live`` flags only) are rebuilt from the live points."""
+    from ragloom_qdrant.store import manifest_id
+
+    path = tmp_path / "qdrant"
+    store = QdrantStore(path=path)
+    kept = TestHelpers.commit(store, "/a.md", 3)
+    TestHelpers.commit(store, "/b.md", 2)
+    client = store.client
+    for source in ("/a.md", "/b.md"):  # back to the first layout: no docs, no staged list
+        (point,) = client.retrieve(store.manifest, ids=[manifest_id(NS, source)], with_payload=True)
+        payload = {k: v for k, v in (point.payload or {}).items() if k not in ("docs", "staged", "drop", "others")}
+        client.overwrite_payload(store.manifest, payload=payload, points=[manifest_id(NS, source)])
+    # a stage the first layout left behind: invisible only through live = false
+    leftover = store._points(NS, 9, make_chunks("/a.md", 2, texts=["leftover 0", "leftover 1"]), np.ones((2, 8), dtype=np.float32))
+    for point in leftover:
+        (point.payload or {})["live"] = False
+    client.upsert(store.collection, points=leftover)
+    store.close()
+    reopened = QdrantStore(path=path)
+    try:
+        assert reopened.sources(NS) == ["/a.md", "/b.md"] and reopened.count(NS) == 5
+        assert reopened.source_states(NS, ["/a.md"])["/a.md"].documents == {kept[0].document_id: "v1"}
+        assert "leftover 0" not in {r.text for r in reopened.search(NS, np.ones(8, dtype=np.float32), top_k=50)}
+        TestHelpers.commit(reopened, "/a.md", 2, version=2)  # the next re-ingest replaces the migrated generation
+        assert sorted(r.text for r in reopened.search(NS, np.ones(8, dtype=np.float32), top_k=50) if r.source == "/a.md") == [
+            "/a.md version 2 chunk 0",
+            "/a.md version 2 chunk 1",
+        ]
+        assert reopened.client.count(reopened.collection, exact=True).count == 4
+    finally:
+        reopened.close()
+
+
+def test_local_mode_reads_add_payload_conditions_only_when_needed() -> None:
+    """Local mode checks payload conditions in Python per point: the store leaves them out unless something must be hidden."""
+    import attrs
+    from qdrant_client import QdrantClient
+
+    from ragloom_qdrant import QdrantStoreConfig
+
+    store = QdrantStore(QdrantStoreConfig(path=":memory:"))
+    try:
+        assert store.exclusive
+        TestHelpers.commit(store, "/a.md", 3)
+        assert store._where(NS) is None  # one namespace, nothing staged: a plain vector scan
+        session = store.session(NS)
+        stage = session.stage("/b.md")
+        stage.write(make_chunks("/b.md", 2, texts=["staged 0", "staged 1"]), np.ones((2, 8), dtype=np.float32))
+        assert store._where(NS) is not None and store.count(NS) == 3  # the staged points are hidden
+        assert "staged 0" not in {r.text for r in store.search(NS, np.ones(8, dtype=np.float32), top_k=10)}
+        stage.commit()
+        session.close()
+        assert store._where(NS) is None and store.count(NS) == 5
+        TestHelpers.commit(store, "/c.md", 1, namespace="other")  # a second namespace: reads name theirs
+        assert store._where(NS) is not None and store.count(NS) == 5 and store.count("other") == 1
+        memory = [attrs.evolve(c, source_type="memory") for c in make_chunks("/m.md", 1)]
+        with store.session("other") as writer:
+            memo = writer.stage("/m.md")
+            memo.write(memory, np.ones((1, 8), dtype=np.float32))
+            memo.commit()
+        assert store.count("other") == 1  # rows of another source type stay out
+    finally:
+        store.close()
+    shared = QdrantStore(client=QdrantClient(location=":memory:"))
+    try:
+        assert not shared.exclusive and shared._where(NS) is not None  # a client passed in may be shared: always filtered
+    finally:
+        shared.close()
+
+
+def test_a_pending_flip_of_the_first_layout_is_finished_by_the_migration(tmp_path: Path) -> None:
+    from ragloom_qdrant.store import manifest_id
+
+    path = tmp_path / "qdrant"
+    store = QdrantStore(path=path)
+    TestHelpers.commit(store, "/a.md", 3)
+    client = store.client
+    new = store._points(NS, 2, make_chunks("/a.md", 2, texts=["new 0", "new 1"], content_hash="v2"), np.ones((2, 8), dtype=np.float32))
+    for point in new:
+        (point.payload or {})["live"] = False  # the first layout staged with live = false
+    client.upsert(store.collection, points=new)
+    old_layout = {"ns": NS, "source": "/a.md", "committed": 2, "next": 2, "pending": True, "keep": []}  # killed after its commit point
+    client.overwrite_payload(store.manifest, payload=old_layout, points=[manifest_id(NS, "/a.md")])
+    store.close()
+    reopened = QdrantStore(path=path)
+    try:
+        assert sorted(r.text for r in reopened.search(NS, np.ones(8, dtype=np.float32), top_k=50)) == ["new 0", "new 1"]
+        assert reopened.source_states(NS, ["/a.md"])["/a.md"].generation == 2
+        assert reopened.source_counts(NS) == {"/a.md": 2} and reopened.client.count(reopened.collection, exact=True).count == 2
+    finally:
+        reopened.close()

@@ -40,7 +40,8 @@ def test_memory_store_same_as_in_process_then_edits(tmp_path: Path) -> None:
     assert got.sources == 36 + 2 and got.chunks > 36 and [f.source for f in got.failed] == [str(corpus / "broken.json")]
     assert got.skipped == (str(corpus / "image.xyz"),)
     assert_same_store(remote, local)
-    assert [p.done for p in seen] == list(range(1, len(seen) + 1)) and seen[-1].total == len(seen) == 36 + 3
+    written = [p for p in seen if p.stage == "written"]
+    assert [p.done for p in written] == list(range(1, len(written) + 1)) and written[-1].total == len(written) == 36 + 3
 
     # edits: a changed file, a new one, a deleted one (removed from the store), a JSONL record changed and one gone
     edit_corpus(corpus)
@@ -96,7 +97,7 @@ def test_a_worker_killed_mid_ingest_is_retried_and_every_source_ends_whole(tmp_p
     killed: list[int] = []
 
     def kill_a_writer(progress: Progress) -> None:
-        if not killed and progress.done >= 3:
+        if not killed and progress.stage == "written" and progress.done >= 3:
             for pid in _ray_processes("Write")[:1] + _ray_processes("Embed")[:1]:
                 os.kill(pid, signal.SIGKILL)
                 killed.append(pid)

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from ragloom.errors import BlockedAddressError, WebLoaderError
 from ragloom_web import AddressGuard, classify, parse_url
+from ragloom_web.addresses import Verdict
 from ragloom_web.decoding import PIECE, decode_stream
 
 PRIVATE_V4 = [ipaddress.ip_network(n) for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "127.0.0.0/8", "169.254.0.0/16", "100.64.0.0/10")]
@@ -39,6 +40,7 @@ PRIVATE_V4 = [ipaddress.ip_network(n) for n in ("10.0.0.0/8", "172.16.0.0/12", "
         ("fd00::1", "unique local", False),
         ("fec0::1", "site-local", False),
         ("::7f00:1", "IPv4-compatible", False),
+        ("2001:10::1", "an address that is not globally routable", False),  # ORCHID: in no listed range, not global
     ],
 )
 def test_classify(address: str, fragment: str, always: bool) -> None:
@@ -333,6 +335,7 @@ def test_allowed_networks_allow_only_their_own_version_and_range() -> None:
         ("64:ff9b:1:8:8:808::", "8.8.8.0/24"),  # /56 layout
         ("64:ff9b:1:0:8:808:800:0", "8.8.8.0/24"),  # /64 layout
         ("64:ff9b:1::808:808", "8.8.8.0/24"),  # /96 layout
+        ("::808:808", "8.8.8.0/24"),  # IPv4-compatible
         ("2606:4700::1", "2606:4700::/32"),
     ],
 )
@@ -343,6 +346,33 @@ def test_blocked_networks_refuse_every_embedding_even_of_public_addresses(addres
         guard.check_ip(ipaddress.ip_address(address))
     assert str(info.value) == f"refused to connect to {ipaddress.ip_address(address)}: it is in blocked_networks ({network})"
     assert AddressGuard(allow_private_network=True, blocked_networks=(ipaddress.ip_network("9.9.9.0/24"),)).check_ip(ipaddress.ip_address(address))
+
+
+def test_blocked_ipv4_networks_leave_an_ordinary_ipv6_address_whose_low_bits_match() -> None:
+    """Only real embeddings count: a global IPv6 address ending in 8.8.8.8's bits carries no IPv4 address."""
+    guard = AddressGuard(blocked_networks=(ipaddress.ip_network("8.8.8.0/24"),))
+    for address in ("2606:4700::808:808", "2606:4700:1::808:808"):
+        assert guard.check_ip(ipaddress.ip_address(address)) == ipaddress.ip_address(address)
+
+
+def test_an_address_outside_every_listed_range_but_not_global_is_refused_with_that_reason() -> None:
+    address = ipaddress.ip_address("2001:10::1")  # ORCHID (2001:10::/28)
+    assert classify(address) == Verdict("an address that is not globally routable", always=False)
+    with pytest.raises(BlockedAddressError) as info:
+        AddressGuard().check_ip(address)
+    assert str(info.value) == (
+        "refused to connect to 2001:10::1: it is an address that is not globally routable "
+        "(set allow_private_network = true, or list its network in allowed_networks, to fetch it)"
+    )
+    assert AddressGuard(allow_private_network=True).check_ip(address) == address
+
+
+def test_a_resolver_answer_is_cut_at_its_first_percent_sign() -> None:
+    """Everything from the first ``%`` is a scope id and is dropped, however many follow."""
+    guard = AddressGuard(allow_private_network=True, resolver=lambda h, p: ["fe80::1%eth0%2", "8.8.8.8%x%y"])
+    assert guard.resolve("scoped.example") == [ipaddress.ip_address("fe80::1"), ipaddress.ip_address("8.8.8.8")]
+    with pytest.raises(BlockedAddressError, match=r"^refused to connect to scoped\.example \(fe80::1\): it is a link-local"):
+        AddressGuard(resolver=lambda h, p: ["fe80::1%eth0%2"]).resolve("scoped.example")
 
 
 def test_parse_networks_and_its_error() -> None:

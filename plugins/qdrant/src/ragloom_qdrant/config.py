@@ -27,7 +27,8 @@ class QdrantStoreConfig:
     config file's folder; ``":memory:"`` keeps nothing), one process at a time.
     One ``collection`` holds every namespace (a ``ns`` payload field with a
     payload index); a second one, ``<collection>_sources``, holds each source's
-    committed generation. Vectors use cosine distance and the embedder's
+    committed generation. Vectors use cosine distance (local mode: the dot
+    product, equal for the unit vectors the store writes) and the embedder's
     dimension (fixed when the first chunks are written).
 
     ``vectors = false`` stops the store from declaring the ``vectors``

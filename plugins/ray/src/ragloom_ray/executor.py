@@ -4,12 +4,16 @@ Plan: ``from_items`` (one row per file or URL, with its stored state) →
 ``map_batches`` tasks (load + chunk) → ``map_batches`` actor pool (embed, the
 model loaded once per actor) → either ``map_batches`` writer actors (a store
 with ``concurrent_writers``) or the driver writing as results stream back.
-Every row is one pickled record (:mod:`ragloom_ray.work`).
+Every row is one pickled record (:mod:`ragloom_ray.work`). With a ``progress``
+callback, the stages report what they finished (:mod:`ragloom_ray.progress`)
+and the driver passes it on while it waits.
 """
 
 from __future__ import annotations
 
 import os
+import queue
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -20,6 +24,7 @@ import numpy as np
 from ragloom import Failure, IngestResult, Pipeline, PipelineConfig, Progress
 from ragloom.plugin import CONCURRENT_WRITERS, IngestTarget, LoaderError, RagloomError, is_url, resolve_source
 from ragloom_ray.config import RayExecutorConfig
+from ragloom_ray.progress import StageReporter, StageTally, report
 from ragloom_ray.work import (
     Counts,
     Parts,
@@ -37,6 +42,9 @@ from ragloom_ray.work import (
 
 #: Sources whose stored states one ``source_states`` call reads (as in-process).
 STATE_BATCH = 512
+
+#: Seconds between two polls of the stage counts while the driver waits for results.
+POLL_SECONDS = 0.5
 
 
 @attrs.define
@@ -82,22 +90,31 @@ def _rows(works: Sequence[Any]) -> dict[str, np.ndarray]:
     return {"payload": payload}
 
 
-def load_and_chunk(batch: dict[str, np.ndarray], blob: bytes) -> dict[str, np.ndarray]:
+def _to_embed(paths: Sequence[PathWork]) -> list[tuple[int, int]]:
+    """(plan index, chunks needing vectors) of each path."""
+    return [(p.item.index, sum(len(s.texts()) for s in p.sources)) for p in paths]
+
+
+def load_and_chunk(batch: dict[str, np.ndarray], blob: bytes, tally: Any = None) -> dict[str, np.ndarray]:
     """Stage 1 (tasks): each row's path loaded, hashed against its stored state, changed documents chunked."""
     parts = _parts(blob)
-    return _rows([prepare(loads(row), parts) for row in batch["payload"]])
+    paths = [prepare(loads(row), parts) for row in batch["payload"]]
+    report(tally, "chunked", _to_embed(paths))
+    return _rows(paths)
 
 
 class Embed:
     """Stage 2 (actor pool): the embedder is built once per actor."""
 
-    def __init__(self, blob: bytes):
+    def __init__(self, blob: bytes, tally: Any = None):
         self.parts = _parts(blob)
+        self.tally = tally
         self.parts.embedder  # noqa: B018 - load the model now, not on the first batch
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         paths: list[PathWork] = [loads(row) for row in batch["payload"]]
         embed_paths(paths, self.parts.embedder)
+        report(self.tally, "embedded", _to_embed(paths))  # a failed source was cut from its path
         return _rows(paths)
 
 
@@ -133,7 +150,7 @@ class RayExecutor:
         outcomes: list[PathOutcome] = []
         on_error = pipeline.config.ingest.on_error
         if plan.items:
-            for done, outcome in enumerate(self._run(pipeline, plan.items), start=1):
+            for done, outcome in enumerate(self._run(pipeline, plan, progress), start=1):
                 counts.add(outcome.counts)
                 outcomes.append(outcome)
                 if outcome.problem is not None:
@@ -141,7 +158,7 @@ class RayExecutor:
                         raise outcome.problem.exception(outcome.path)
                     plan.events.append((outcome.index, "failed", outcome.problem))
                 if progress is not None:
-                    progress(Progress(source=outcome.path, done=done, total=len(plan.items)))
+                    progress(Progress(source=outcome.path, done=done, total=len(plan.items), stage="written", chunks=counts.chunks))
         for outcome in outcomes:  # a file that yielded no document of its own: drop what it held
             if outcome.problem is None and not outcome.url and not outcome.loaded_itself:
                 self._remove(pipeline, outcome.path, outcome.index, plan, counts)
@@ -205,10 +222,23 @@ class RayExecutor:
 
     # -- running the Ray Data plan
 
-    def _run(self, pipeline: Pipeline, items: list[PlanItem]) -> Iterator[PathOutcome]:
+    def _run(self, pipeline: Pipeline, plan: _Plan, progress: Callable[[Progress], Any] | None) -> Iterator[PathOutcome]:
         import ray
 
         self._connect(ray)
+        items = plan.items
+        tally: Any = None
+        reporter: StageReporter | None = None
+        if progress is not None:
+            tally = ray.remote(num_cpus=0)(StageTally).remote(plan.order + 1)
+            reporter = StageReporter(tally, len(items), progress)
+        try:
+            yield from self._stream_outcomes(ray, pipeline, items, tally, reporter)
+        finally:
+            if tally is not None:
+                ray.kill(tally)
+
+    def _stream_outcomes(self, ray: Any, pipeline: Pipeline, items: list[PlanItem], tally: Any, reporter: StageReporter | None) -> Iterator[PathOutcome]:
         from ray.data import DataContext
 
         context = DataContext.get_current()
@@ -222,7 +252,7 @@ class RayExecutor:
         dataset: Any = ray.data.from_items(rows, override_num_blocks=blocks)
         dataset = dataset.map_batches(
             load_and_chunk,
-            fn_kwargs={"blob": blob},
+            fn_kwargs={"blob": blob, "tally": tally},
             batch_size=size,
             batch_format="numpy",
             compute=ray.data.TaskPoolStrategy(size=cfg.load_tasks),
@@ -233,7 +263,7 @@ class RayExecutor:
             gpus = 1.0 if ray.cluster_resources().get("GPU", 0) >= 1 else 0.0
         dataset = dataset.map_batches(
             Embed,
-            fn_constructor_kwargs={"blob": blob},
+            fn_constructor_kwargs={"blob": blob, "tally": tally},
             batch_size=size,
             batch_format="numpy",
             compute=ray.data.ActorPoolStrategy(size=cfg.embedders),
@@ -249,16 +279,16 @@ class RayExecutor:
                 compute=ray.data.ActorPoolStrategy(size=cfg.writers),
                 num_cpus=cfg.writer_cpus,
             )
-            for batch in dataset.iter_batches(batch_size=None, batch_format="numpy"):
-                yield from (loads(row) for row in batch["payload"])
+            for payload in _results(dataset, reporter):
+                yield from (loads(row) for row in payload)
             return
         config = pipeline.config
         store = pipeline.store
         with store.session(pipeline.namespace) as session:
             writer = Writer(store, session, pipeline.namespace, commit_every=config.ingest.commit_every, batch_size=config.ingest.batch_size)
-            for batch in dataset.iter_batches(batch_size=None, batch_format="numpy"):
+            for payload in _results(dataset, reporter):
                 outcomes: list[PathOutcome] = []
-                write_paths(writer, [loads(row) for row in batch["payload"]], outcomes.append)
+                write_paths(writer, [loads(row) for row in payload], outcomes.append)
                 yield from outcomes
 
     def _connect(self, ray: Any) -> None:
@@ -289,6 +319,62 @@ class RayExecutor:
         removed_sources = tuple(s for _, kind, s in events if kind == "removed")
         values = attrs.asdict(counts)
         return IngestResult(embedded=counts.chunks, removed_sources=removed_sources, skipped=tuple(plan.skipped), failed=failed, **values)
+
+
+def _results(dataset: Any, reporter: StageReporter | None) -> Iterator[np.ndarray]:
+    """The payload column of each result batch, on the caller's thread.
+
+    With a reporter, a thread waits on Ray for the batches and the caller polls
+    the stage counts every :data:`POLL_SECONDS` meanwhile, so progress (and the
+    writes) stay on the thread that called ``ingest``.
+    """
+    if reporter is None:
+        for batch in dataset.iter_batches(batch_size=None, batch_format="numpy"):
+            yield batch["payload"]
+        return
+    handoff: queue.Queue[tuple[str, Any]] = queue.Queue(maxsize=4)
+    stop = threading.Event()
+
+    def put(kind: str, value: Any) -> None:
+        while not stop.is_set():
+            try:
+                handoff.put((kind, value), timeout=POLL_SECONDS)
+                return
+            except queue.Full:
+                continue
+
+    def fetch() -> None:
+        batches = dataset.iter_batches(batch_size=None, batch_format="numpy")
+        try:
+            for batch in batches:
+                put("batch", batch["payload"])
+                if stop.is_set():
+                    return
+            put("end", None)
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread, raised there
+            put("error", exc)
+        finally:
+            close = getattr(batches, "close", None)
+            if close is not None:
+                close()
+
+    thread = threading.Thread(target=fetch, name="ragloom-ray-results", daemon=True)
+    thread.start()
+    try:
+        while True:
+            try:
+                kind, value = handoff.get(timeout=POLL_SECONDS)
+            except queue.Empty:
+                reporter.poll()
+                continue
+            reporter.poll()
+            if kind == "end":
+                return
+            if kind == "error":
+                raise value
+            yield value
+    finally:
+        stop.set()
 
 
 def _portable(config: PipelineConfig) -> PipelineConfig:
