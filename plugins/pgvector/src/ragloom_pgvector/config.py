@@ -55,4 +55,4 @@ class PgVectorStoreConfig:
     connect_timeout: float = attrs.field(default=10.0, validator=attrs.validators.gt(0))
     create_extension: bool = True
     prepared_statements: bool = True
-    vacuum_after_rows: int = attrs.field(default=10_000, validator=attrs.validators.ge(0))
+    vacuum_after_rows: int = attrs.field(default=1_000, validator=attrs.validators.ge(0))
