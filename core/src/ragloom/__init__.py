@@ -9,6 +9,7 @@ the others are private (see docs/architecture.md).
 from ragloom.config import ComponentSpec, IngestConfig, PipelineConfig, SourceConfig
 from ragloom.pipeline import Pipeline, PipelineBuilder, Progress
 from ragloom.plugin import (
+    CHUNK_ROW_COLUMNS,
     CHUNKS,
     CONCURRENT_WRITERS,
     DEFAULT_BATCH_SIZE,
@@ -75,6 +76,7 @@ from ragloom.plugin import (
     check_http_url,
     check_text_chars,
     check_write,
+    chunks_by_row_id,
     combine,
     decode_html,
     decode_text,
@@ -114,6 +116,7 @@ __all__ = [
     "BlockedAddressError",
     "BuildContext",
     "CHUNKS",
+    "CHUNK_ROW_COLUMNS",
     "CONCURRENT_WRITERS",
     "Chunk",
     "ChunkStore",
@@ -184,6 +187,7 @@ __all__ = [
     "check_http_url",
     "check_text_chars",
     "check_write",
+    "chunks_by_row_id",
     "combine",
     "content_hash",
     "decode_html",

@@ -24,7 +24,7 @@ private and may change without notice. What is here, by job:
 - **chunkers**: :func:`spans_to_chunks`, :func:`fingerprint_of`;
 - **embedders**: :func:`batched`, :func:`embed_in_batches`, :func:`check_embeddings`;
 - **stores**: :data:`KEYWORD_SEARCH`, :data:`VECTORS`, :data:`CONCURRENT_WRITERS`, :data:`CHUNKS` (:class:`ChunkStore`), :data:`DOCUMENT_SOURCE_TYPE` (the only rows reads see), :func:`check_write`,
-  :func:`normalize_rows`, the keyword index (:class:`BM25Index`, :class:`BM25Config`)
+  :func:`chunks_by_row_id` (``iter_chunks`` of an SQL store), :func:`normalize_rows`, the keyword index (:class:`BM25Index`, :class:`BM25Config`)
   for stores without native BM25 and its text analysis (:class:`Analyzer`,
   :class:`AnalyzerConfig`) for stores with their own index, and filters: the parsed tree
   (:data:`FilterNode` = :class:`Condition` | :class:`And` | :class:`Or`),
@@ -83,6 +83,7 @@ from ragloom.protocols import LLM, Chunker, Embedder, Executor, Reranker, Retrie
 from ragloom.rerankers.base import rerank_or_fallback, reranked, resolve_top_n
 from ragloom.retrievers.base import RetrieverOptions, Scope, embed_query
 from ragloom.stores.base import (
+    CHUNK_ROW_COLUMNS,
     CHUNKS,
     CONCURRENT_WRITERS,
     KEYWORD_SEARCH,
@@ -94,6 +95,7 @@ from ragloom.stores.base import (
     VectorStore,
     WriteSession,
     check_write,
+    chunks_by_row_id,
     normalize_rows,
 )
 from ragloom.structuring import Secret, structure_options
@@ -112,6 +114,7 @@ __all__ = [
     "BlockedAddressError",
     "BuildContext",
     "CHUNKS",
+    "CHUNK_ROW_COLUMNS",
     "CONCURRENT_WRITERS",
     "Chunk",
     "ChunkStore",
@@ -169,6 +172,7 @@ __all__ = [
     "check_http_url",
     "check_text_chars",
     "check_write",
+    "chunks_by_row_id",
     "combine",
     "decode_html",
     "decode_text",

@@ -36,7 +36,7 @@ cannot evaluate an operator raises :class:`ragloom.errors.FilterError`.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import attrs
@@ -219,6 +219,31 @@ def check_write(chunks: Sequence[Chunk], vectors: np.ndarray) -> np.ndarray:
     if array.ndim != 2 or array.shape[0] != len(chunks):
         raise StoreError(f"write needs one vector per chunk: {len(chunks)} chunks, vectors of shape {array.shape}")
     return array
+
+
+#: The columns :func:`chunks_by_row_id` reads, in this order.
+CHUNK_ROW_COLUMNS = (
+    "row_id, chunk_id, document_id, chunk_index, text, start_offset, end_offset, source, metadata, tags, content_hash, metadata_hash"
+)
+
+
+def chunks_by_row_id(
+    fetch: Callable[[int], Sequence[Sequence[Any]] | None], metadata: Callable[[Any], dict[str, Any]]
+) -> Iterator[list[Chunk]]:
+    """Keyset pagination for ``iter_chunks`` of an SQL store: ``fetch(last)`` returns the next batch
+    of :data:`CHUNK_ROW_COLUMNS` rows with ``row_id > last`` in row order (None or empty: done);
+    ``metadata`` turns the stored metadata column into a dict."""
+    last = -1
+    while True:
+        rows = fetch(last)
+        if not rows:
+            return
+        last = rows[-1][0]
+        yield [
+            Chunk(id=r[1], document_id=r[2], index=r[3], text=r[4], start=r[5], end=r[6], source=r[7],
+                  metadata=metadata(r[8]), tags=tuple(r[9] or ()), content_hash=r[10], metadata_hash=r[11])
+            for r in rows
+        ]  # fmt: skip
 
 
 def normalize_rows(vectors: np.ndarray) -> np.ndarray:

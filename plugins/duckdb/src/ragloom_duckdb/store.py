@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from ragloom.plugin import (
+    CHUNK_ROW_COLUMNS,
     CHUNKS,
     DOCUMENT_SOURCE_TYPE,
     KEYWORD_SEARCH,
@@ -43,6 +44,7 @@ from ragloom.plugin import (
     Result,
     SourceState,
     StoreError,
+    chunks_by_row_id,
     normalize_rows,
 )
 from ragloom_duckdb.config import DuckDBStoreConfig
@@ -378,24 +380,17 @@ class DuckDBStore:
 
     def iter_chunks(self, namespace: str, *, batch_size: int = 1000) -> Iterator[list[Chunk]]:
         """Visible chunks of the namespace in row order, one query of ``batch_size`` rows per batch."""
-        last = -1
-        while True:
+
+        def fetch(last: int) -> list[Any] | None:
             with self._db.lock, self._errors("listing chunks"):
                 if not self._has_chunks():
-                    return
-                rows = self._cursor().execute(
-                    "SELECT row_id, chunk_id, document_id, chunk_index, text, start_offset, end_offset, source, metadata, tags, "
-                    "content_hash, metadata_hash FROM visible_chunks WHERE namespace = ? AND row_id > ? ORDER BY row_id LIMIT ?",
+                    return None
+                return self._cursor().execute(
+                    f"SELECT {CHUNK_ROW_COLUMNS} FROM visible_chunks WHERE namespace = ? AND row_id > ? ORDER BY row_id LIMIT ?",
                     [namespace, last, batch_size],
                 ).fetchall()
-            if not rows:
-                return
-            last = rows[-1][0]
-            yield [
-                Chunk(id=r[1], document_id=r[2], index=r[3], text=r[4], start=r[5], end=r[6], source=r[7],
-                      metadata=json.loads(r[8]) if r[8] else {}, tags=tuple(r[9] or ()), content_hash=r[10], metadata_hash=r[11])
-                for r in rows
-            ]  # fmt: skip
+
+        return chunks_by_row_id(fetch, lambda meta: json.loads(meta) if meta else {})
 
     def sources(self, namespace: str) -> list[str]:
         """Sources with visible chunks, sorted."""

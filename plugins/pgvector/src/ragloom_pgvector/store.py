@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from ragloom.plugin import (
+    CHUNK_ROW_COLUMNS,
     CHUNKS,
     CONCURRENT_WRITERS,
     DOCUMENT_SOURCE_TYPE,
@@ -44,6 +45,7 @@ from ragloom.plugin import (
     SourceState,
     StoreError,
     check_write,
+    chunks_by_row_id,
     normalize_rows,
 )
 from ragloom_pgvector import binary
@@ -517,27 +519,20 @@ class PgVectorStore:
 
     def iter_chunks(self, namespace: str, *, batch_size: int = 1000) -> Iterator[list[Chunk]]:
         """Committed chunks of the namespace in row order, one query of ``batch_size`` rows per batch."""
-        last = -1
-        while True:
+
+        def fetch(last: int) -> list[Any] | None:
             with self._errors("listing chunks"), self._connection() as conn:
                 if self._refresh_dimension(conn) is None:
-                    return
-                rows = conn.execute(
+                    return None
+                return conn.execute(
                     self._sql(
-                        "SELECT row_id, chunk_id, document_id, chunk_index, text, start_offset, end_offset, source, metadata, tags, "
-                        "content_hash, metadata_hash FROM {s}.chunks WHERE namespace = %s AND row_id > %s "
+                        f"SELECT {CHUNK_ROW_COLUMNS} FROM {{s}}.chunks WHERE namespace = %s AND row_id > %s "
                         f"AND source_type = {_DOCUMENT} ORDER BY row_id LIMIT %s"
                     ),
                     [namespace, last, batch_size],
                 ).fetchall()
-            if not rows:
-                return
-            last = rows[-1][0]
-            yield [
-                Chunk(id=r[1], document_id=r[2], index=r[3], text=r[4], start=r[5], end=r[6], source=r[7],
-                      metadata=dict(r[8] or {}), tags=tuple(r[9] or ()), content_hash=r[10], metadata_hash=r[11])
-                for r in rows
-            ]  # fmt: skip
+
+        return chunks_by_row_id(fetch, lambda meta: dict(meta or {}))
 
     @_reconnecting
     def sources(self, namespace: str) -> list[str]:
