@@ -203,8 +203,13 @@ class Pipeline:
         tally = _Tally()
         with open_session(self.store, self.namespace) as session:
             run = _IngestRun(self, session, tally, chunker_now)
-            for target, target_loader, target_tags in targets:
-                self._ingest_target(target, target_loader, target_tags, run, progress)
+            try:
+                for target, target_loader, target_tags in targets:
+                    self._ingest_target(target, target_loader, target_tags, run, progress)
+            except RagloomError:
+                run.close(failed=True)  # the sources finished before the failure still commit
+                raise
+            run.close()
         return tally.result()
 
     def _ingest_target(self, target: str, loader_name: str | None, tags: tuple[str, ...], run: _IngestRun, progress: ProgressCallback | None) -> None:
@@ -263,7 +268,13 @@ class Pipeline:
         chunker_now = self.chunker_for(chunker)
         tally = _Tally()
         with open_session(self.store, self.namespace) as session:
-            self._ingest_documents(documents, tuple(tags), _IngestRun(self, session, tally, chunker_now))
+            run = _IngestRun(self, session, tally, chunker_now)
+            try:
+                self._ingest_documents(documents, tuple(tags), run)
+            except RagloomError:
+                run.close(failed=True)
+                raise
+            run.close()
         return tally.result()
 
     def chunker_for(self, override: Any = None) -> Chunker:
@@ -613,6 +624,8 @@ class _IngestRun:
         self.touched: set[str] = set()
         self.sources_since_flush = 0
         self.chunks_since_flush = 0
+        self.deferred: list[_SourceWriter] = []
+        self.deferred_chunks = 0
 
     def prefetch(self, sources: list[str]) -> None:
         """Read the stored states of upcoming sources in one call."""
@@ -646,8 +659,59 @@ class _IngestRun:
         if self.sources_since_flush >= ingest.commit_every or self.chunks_since_flush >= ingest.batch_size:
             self.flush()
 
+    def defer(self, writer: _SourceWriter) -> None:
+        """Hold a finished source whose new chunks are not embedded yet, to embed them with the next sources'.
+
+        A corpus of many small files then reaches the embedder in full batches
+        (a model embeds a batch of 256 chunks sorted by length much faster than
+        128 calls of two); :meth:`drain` writes and commits the held sources in order.
+        """
+        self.deferred.append(writer)
+        self.touched.add(writer.source)  # a later state() of it waits for the commit
+        self.deferred_chunks += len(writer.pending)
+        if self.deferred_chunks >= self.pipeline.config.ingest.batch_size:
+            self.drain()
+
+    def drain(self) -> None:
+        """Embed the held sources' chunks in one stream of batches, then write and commit each source.
+
+        When the embedder fails on the whole, each source is embedded alone, so
+        the failure lands on its own source and the others commit.
+        """
+        writers, self.deferred, self.deferred_chunks = self.deferred, [], 0
+        if not writers:
+            return
+        try:
+            vectors: np.ndarray | None = embed_in_batches(self.pipeline.embedder, [c.text for w in writers for c in w.pending])
+        except RagloomError:
+            vectors = None
+        start = 0
+        for writer in writers:
+            count = len(writer.pending)
+            try:
+                if vectors is None:
+                    writer.flush()
+                else:
+                    writer.write(vectors[start : start + count])
+                writer.commit()
+            except RagloomError as exc:
+                writer.abort()
+                self.pipeline._fail(exc, self.tally, source=writer.source)
+            start += count
+
+    def close(self, failed: bool = False) -> None:
+        """Commit the sources still held; after a failure (``failed``) errors of that are dropped."""
+        if not failed:
+            self.drain()
+            return
+        try:
+            self.drain()
+        except RagloomError:
+            pass  # the failure being raised is the one to report
+
     def flush(self) -> None:
-        """Make every committed source durable and visible."""
+        """Make every committed source durable and visible (held sources first)."""
+        self.drain()
         if self.sources_since_flush or self.chunks_since_flush:
             self.session.flush()
         self.sources_since_flush = self.chunks_since_flush = 0
@@ -674,6 +738,7 @@ class _SourceWriter:
 
     def _staged(self) -> SourceStage:
         if self.stage is None:
+            self.run.drain()  # held sources commit first: one stage open at a time, sources in order
             self.stage = self.run.stage(self.source, self.state)
         return self.stage
 
@@ -702,10 +767,13 @@ class _SourceWriter:
                 self.flush()
 
     def flush(self) -> None:
-        if not self.pending:
-            return
+        if self.pending:
+            self._staged()  # the held sources are written and committed before this one's chunks are embedded
+            self.write(embed_in_batches(self.pipeline.embedder, [c.text for c in self.pending]))
+
+    def write(self, vectors: np.ndarray) -> None:
+        """Stage the pending chunks with their ``vectors``."""
         chunks, self.pending = self.pending, []
-        vectors = embed_in_batches(self.pipeline.embedder, [c.text for c in chunks])
         self._staged().write(chunks, vectors)
         self.tally.chunks += len(chunks)
         self.run.wrote(len(chunks))
@@ -717,7 +785,13 @@ class _SourceWriter:
         if not changed and self.state.exists:
             self.tally.unchanged_sources += 1
             return
+        if self.stage is None and self.pending:
+            self.run.defer(self)  # embedded with the next sources' chunks, then committed
+            return
         self.flush()
+        self.commit()
+
+    def commit(self) -> None:
         stage = self._staged()
         stage.keep(self.keep)
         self.tally.removed += stage.commit()

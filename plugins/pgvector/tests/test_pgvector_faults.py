@@ -42,10 +42,13 @@ class KillingEmbedder:
         return self.inner.embed_documents(texts)
 
 
-def _corpus(root: Path, version: int, files: int = 30) -> None:
+def _corpus(root: Path, version: int, files: int = 30, big: bool = False) -> None:
+    """``files`` one-chunk files; with ``big`` the last one holds 1,200 paragraphs (more chunks than a batch)."""
     root.mkdir(parents=True, exist_ok=True)
     for i in range(files):
-        (root / f"f{i:02d}.md").write_text(f"File {i} version {version}: the lamp glows in the night.", encoding="utf-8")
+        paragraph = f"File {i} version {version}: the lamp glows in the night."
+        text = "\n\n".join([paragraph] * (1200 if big and i == files - 1 else 1))
+        (root / f"f{i:02d}.md").write_text(text, encoding="utf-8")
 
 
 def _pipeline(store: PgVectorStore, embedder: Any) -> Pipeline:
@@ -63,13 +66,15 @@ def test_connection_killed_mid_ingest_is_a_clear_error_keeps_old_generation_and_
     pg: Any, pg_schema: str, tmp_path: Path
 ) -> None:
     root = tmp_path / "docs"
-    _corpus(root, 1)
+    _corpus(root, 1, big=True)
     store = PgVectorStore(PgVectorStoreConfig(schema=pg_schema), dsn=pg.dsn)
     try:
-        _pipeline(store, HashEmbedder(HashEmbedderConfig(dim=32))).ingest(str(root))
-        assert set(_versions(store).values()) == {"1"}
-        _corpus(root, 2)
-        embedder = KillingEmbedder(pg.dsn, kill_at=10)
+        first = _pipeline(store, HashEmbedder(HashEmbedderConfig(dim=32))).ingest(str(root))
+        assert set(_versions(store).values()) == {"1"} and first.chunks > 29 + 256
+        _corpus(root, 2, big=True)
+        # call 1 embeds the 29 small files (held together), which commit inside the session's open
+        # transaction; call 2, the big file's first batch, cuts that transaction's connection
+        embedder = KillingEmbedder(pg.dsn, kill_at=2)
         with pytest.raises(RagloomError) as caught:  # the pipeline names the file it was ingesting
             _pipeline(store, embedder).ingest(str(root))
         assert embedder.killed >= 1
@@ -77,12 +82,12 @@ def test_connection_killed_mid_ingest_is_a_clear_error_keeps_old_generation_and_
         assert "connection to PostgreSQL was lost" in message and "keep their old generation" in message
         versions = _versions(store)
         assert len(versions) == 30 and set(versions.values()) == {"1"}  # the whole unflushed group stayed old
-        assert store.count(NS) == 30
+        assert store.count(NS) == first.chunks
         result = _pipeline(store, HashEmbedder(HashEmbedderConfig(dim=32))).ingest(str(root))
         assert result.failed == ()
         versions = _versions(store)
         assert len(versions) == 30 and set(versions.values()) == {"2"}
-        assert store.count(NS) == 30
+        assert store.count(NS) == first.chunks
     finally:
         store.close()
 

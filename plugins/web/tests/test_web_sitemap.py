@@ -123,8 +123,9 @@ def test_politeness_delay_spaces_requests_to_one_site(server: LocalServer) -> No
     load_all(_local(max_concurrency=4, per_host_concurrency=4, politeness_delay=0.1), server.url("/sitemap.xml"))
     starts = [seen.at for seen in server.requests if seen.path.startswith("/p")]
     assert len(starts) == 4
-    # starts are scheduled 0.1 s apart; measured at the server, one arrival may lag, so check the span
-    assert starts[-1] - starts[0] >= 0.25
+    # starts are scheduled 0.1 s apart (0.3 s from first to last); measured at the server an arrival
+    # may lag its slot on a busy machine (the first one by 0.07 s was seen), so allow one spacing of it
+    assert starts[-1] - starts[0] >= 0.2
 
 
 def test_crawl_delay_from_robots_txt_spaces_requests(server: LocalServer) -> None:

@@ -41,12 +41,24 @@ def batched(items: Sequence[str], size: int) -> Iterator[Sequence[str]]:
 
 
 def embed_in_batches(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
-    """Embed documents ``embedder.batch_size`` texts per call and check the shape."""
+    """Embed documents ``embedder.batch_size`` texts per call and check the shape.
+
+    With more texts than one batch holds, the batches are cut from the texts
+    sorted by length (rows come back in the given order): a model pads every
+    text of a batch to its longest, so mixing a long chunk with short ones
+    spends most of the batch on padding.
+    """
     size = max(1, int(getattr(embedder, "batch_size", DEFAULT_BATCH_SIZE) or DEFAULT_BATCH_SIZE))
-    parts = [check_vectors(embedder, embedder.embed_documents(batch), len(batch)) for batch in batched(texts, size)]
-    if not parts:
-        return np.zeros((0, embedder.dim), dtype=np.float32)
-    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+    if len(texts) <= size:
+        if not texts:
+            return np.zeros((0, embedder.dim), dtype=np.float32)
+        return check_vectors(embedder, embedder.embed_documents(texts), len(texts))
+    order = np.argsort(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)), kind="stable")
+    vectors = np.empty((len(texts), embedder.dim), dtype=np.float32)
+    for start in range(0, len(texts), size):
+        rows = order[start : start + size]
+        vectors[rows] = check_vectors(embedder, embedder.embed_documents([texts[i] for i in rows]), len(rows))
+    return vectors
 
 
 def check_vectors(embedder: Embedder, vectors: object, expected_rows: int) -> np.ndarray:
