@@ -13,12 +13,14 @@ written by the workers with ``--pgvector``) ingests the folder:
 - the embedder alone on the chunk texts, in-process: the per-actor rate the
   paper estimate in docs/scale.md scales from.
 
-    python bench/ray/run.py                                   # hash embedder
-    OMP_NUM_THREADS=1 python bench/ray/run.py --embedder minilm --limit 300    # MiniLM (torch venv)
+    python bench/ray/run.py --pgvector                        # hash embedder, also pgvector
+    python bench/ray/run.py --embedder minilm --embed-sample 600  # MiniLM (torch venv), ~1 h on 2 cores
+    python bench/ray/run.py --embedder minilm --no-ray        # only the in-process ingest and the embedder alone
 
-On a loaded machine torch's two threads per process spin against each other
-(MiniLM in-process measured 0.5 documents/s that way); ``OMP_NUM_THREADS=1``
-gives the in-process run what each Ray actor gets (one thread).
+Ray starts its worker processes at a niceness 15 above the driver's (a lower priority;
+``RAY_worker_niceness``): on a machine doing other work set
+``RAY_worker_niceness=0`` (and give the benchmark priority over the rest), or
+the actors wait behind everything else and Ray looks slower than it is.
 """
 
 from __future__ import annotations
@@ -82,6 +84,8 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=None, help="first N documents (default: all 5,183)")
     parser.add_argument("--pgvector", action="store_true", help="also: pgvector written by the Ray workers (pgserver)")
     parser.add_argument("--json", type=Path, help="write the raw numbers here")
+    parser.add_argument("--no-ray", action="store_true", help="only the in-process ingest and the embedder alone")
+    parser.add_argument("--embed-sample", type=int, default=2000, help="chunks the embedder alone encodes (default 2000)")
     args = parser.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="ragloom-ray-bench-"))
@@ -113,12 +117,15 @@ def main() -> None:
     record("in-process", seconds, result)
     texts = [r.text for r in local.store.search(local.namespace, local.embedder.embed_query("cell"), top_k=result.chunks)]
     start = time.perf_counter()
-    local.embedder.embed_documents(texts[:2000])
+    local.embedder.embed_documents(texts[: args.embed_sample])
     embed_seconds = time.perf_counter() - start
-    out["embedder_alone_chunks_per_s"] = round(min(len(texts), 2000) / embed_seconds, 1)
+    out["embedder_alone_chunks_per_s"] = round(min(len(texts), args.embed_sample) / embed_seconds, 1)
     out["chunks_per_document"] = round(result.chunks / result.documents, 3)
     print(f"embedder alone: {out['embedder_alone_chunks_per_s']} chunks/s ({out['chunks_per_document']} chunks per document)", flush=True)
     seconds_small_local, _ = timed_ingest(make_pipeline(work, embedder, memory, None), small)
+    if args.no_ray:
+        finish(out, work, args.json)
+        return
 
     import ray
 
@@ -154,10 +161,14 @@ def main() -> None:
             server.cleanup()
             shutil.rmtree(pgdata, ignore_errors=True)
     ray.shutdown()
+    finish(out, work, args.json)
+
+
+def finish(out: dict[str, Any], work: Path, json_path: Path | None) -> None:
     out["machine"]["load1_at_end"] = os.getloadavg()[0]
     shutil.rmtree(work, ignore_errors=True)
-    if args.json:
-        args.json.write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
+    if json_path:
+        json_path.write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
     print(json.dumps(out, indent=2))
 
 
