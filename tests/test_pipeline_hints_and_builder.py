@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -11,6 +12,7 @@ from plugins import shouting
 from ragloom import ConfigError, Pipeline
 from ragloom.pipeline import iter_results_as_dicts
 from ragloom.plugins import Registry, make_plugin_manager
+from ragloom.stores.keyword_index import keyword_index_for
 from ragloom.stores.memory import MemoryStore
 
 MEMORY_HINT = " (the memory store forgets everything when its process exits: configure a persistent [store] such as duckdb)"
@@ -188,10 +190,16 @@ def test_from_toml_builds_a_plugin_component_of_the_given_registry(tmp_path: Pat
     assert Pipeline.from_toml(plain).embedder.dim == 16
 
 
-class NoSourceCounts(MemoryStore):
-    """A store that lists sources but cannot count their chunks (``source_counts`` is optional)."""
+class NoSourceCounts:
+    """A store that lists sources but has no ``source_counts`` (the method is optional): the memory store otherwise."""
 
-    source_counts = None  # type: ignore[assignment]
+    def __init__(self) -> None:
+        self._inner = MemoryStore()
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "source_counts":
+            raise AttributeError(name)
+        return getattr(self._inner, name)
 
 
 def test_source_counts_per_source_or_none_when_the_store_cannot_count(tmp_path: Path) -> None:
@@ -206,3 +214,59 @@ def test_source_counts_per_source_or_none_when_the_store_cannot_count(tmp_path: 
     Pipeline.builder().namespace("other").embedder("hash", dim=32).store(blind.store).build().ingest(folder / "lamp.md")
     blind.remove_source(folder / "lamp.md")
     assert blind.source_counts() == {str(folder / "kettle.md"): None}
+
+
+def _bm25_pair(folder: Path) -> tuple[Pipeline, Pipeline]:
+    """Two BM25 pipelines over one store, namespaces "kb" and "other", both holding ``folder``; both keyword indexes built."""
+    kb = Pipeline.builder().namespace("kb").embedder("hash", dim=32).retriever("bm25").build()
+    other = Pipeline.builder().namespace("other").embedder("hash", dim=32).store(kb.store).retriever("bm25").build()
+    for pipeline in (kb, other):
+        pipeline.ingest(folder)
+        assert [r.source for r in pipeline.query("kettle")] == [str(folder / "kettle.md")]  # the index is built now
+    return kb, other
+
+
+def test_removing_a_source_takes_it_out_of_keyword_search_in_its_namespace_only(tmp_path: Path) -> None:
+    folder = _lamps(tmp_path / "kb")
+    kb, other = _bm25_pair(folder)
+    assert kb.remove_source(folder / "kettle.md") > 0
+    assert kb.query("kettle") == []
+    assert [r.source for r in kb.query("brass lamp")] == [str(folder / "lamp.md")]  # the other source stays searchable
+    assert [r.source for r in other.query("kettle")] == [str(folder / "kettle.md")]  # the other namespace keeps it
+    # the removal was applied to the indexes, not found by reading every chunk back from the store
+    assert (keyword_index_for(kb.store, "kb").builds, keyword_index_for(kb.store, "other").builds) == (1, 1)
+
+
+def test_clear_empties_keyword_search_of_its_namespace_only(tmp_path: Path) -> None:
+    folder = _lamps(tmp_path / "kb")
+    kb, other = _bm25_pair(folder)
+    stored = kb.store.count("kb")
+    assert kb.clear() == stored and stored >= 2
+    assert kb.query("kettle") == [] and kb.query("brass lamp") == [] and kb.sources() == []
+    assert [r.source for r in other.query("kettle")] == [str(folder / "kettle.md")] and other.store.count("other") == stored
+    assert kb.clear() == 0
+    assert (keyword_index_for(kb.store, "kb").builds, keyword_index_for(kb.store, "other").builds) == (1, 1)  # forgotten, not rebuilt
+
+
+def test_ingest_documents_uses_the_per_call_chunker(tmp_path: Path) -> None:
+    from ragloom.types import Document
+
+    text = " ".join(f"word{i}" for i in range(120))
+    pipeline = Pipeline.builder().embedder("hash", dim=32).chunker("recursive", size=1000, overlap=0).build()
+    whole = pipeline.ingest_documents([Document(id="d1", source="app:1", text=text)])
+    assert whole.chunks == 1
+    small = pipeline.ingest_documents([Document(id="d1", source="app:1", text=text)], chunker={"size": 100})
+    assert small.chunks > 5 and small.unchanged == 0  # the override's fingerprint makes the document new
+    assert pipeline.source_counts() == {"app:1": small.chunks}
+    again = pipeline.ingest_documents([Document(id="d1", source="app:1", text=text)], chunker={"size": 100})
+    assert again.unchanged == 1 and again.chunks == 0
+
+
+def test_a_blank_source_to_remove_is_refused_and_removes_nothing(tmp_path: Path) -> None:
+    pipeline = Pipeline.builder().base_dir(tmp_path).embedder("hash", dim=32).build()
+    pipeline.ingest(_lamps(tmp_path / "kb"))
+    for blank in ("", "   "):
+        with pytest.raises(ConfigError) as refused:
+            pipeline.remove_source(blank)
+        assert str(refused.value) == "a source to remove must be a non-empty path, URL or id (use clear() to empty the namespace)"
+    assert len(pipeline.sources()) == 2
