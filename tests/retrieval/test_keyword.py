@@ -250,3 +250,14 @@ def test_a_restored_index_removes_documents_like_the_original() -> None:
     restored.remove([0, 3])
     for query in QUERIES:
         assert restored.score_all(query) == pytest.approx(index.score_all(query))
+
+
+def test_the_best_one_of_hundreds_is_the_best() -> None:
+    # 300 documents of one length, each with its own count of the query term (so each its own score), in a shuffled
+    # order: numpy's partial selection only finds the best of that many when it is asked for the right rank
+    index = BM25Index()
+    counts = [1 + (k * 7) % 300 for k in range(300)]
+    index.add(list(range(300)), [" ".join(["lamp"] * c + ["filler"] * (301 - c)) for c in counts])
+    ranked = sorted(range(300), key=lambda k: -counts[k])
+    for top_k in (1, 2, 5, 299):
+        assert [k for k, _ in index.search("lamp", top_k=top_k)] == ranked[:top_k]
