@@ -68,7 +68,7 @@ class Document:
 DOCUMENT_SOURCE_TYPE = "document"
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, weakref_slot=False)  # no __weakref__ slot: see ChunkLayout
 class Chunk:
     """A span of a document: ``document.text[start:end] == text``."""
 
@@ -89,8 +89,57 @@ class Chunk:
     source_type: str = DOCUMENT_SOURCE_TYPE
 
 
+class ChunkLayout:
+    """:class:`Chunk`'s slots without attrs' frozen ``__setattr__``: the bulk builders' fast path.
+
+    Building a Chunk through its attrs ``__init__`` costs one ``object.__setattr__``
+    call per field, which dominates chunking once offsets are computed. A bulk
+    builder instead fills a ``ChunkLayout`` with plain slot stores and then sets
+    its ``__class__`` to ``Chunk``: the result is an ordinary, frozen ``Chunk``
+    (equal, hashed and printed alike). Only when :data:`FAST_CHUNKS` is true —
+    the two classes share their layout field for field and this Python accepts
+    the ``__class__`` assignment — otherwise builders call ``Chunk(...)``.
+    """
+
+    __slots__ = Chunk.__slots__
+    id: str
+    document_id: str
+    index: int
+    text: str
+    start: int
+    end: int
+    source: str
+    metadata: dict[str, Any]
+    tags: tuple[str, ...]
+    content_hash: str
+    metadata_hash: str
+    source_type: str
+
+
+def _retyping_works() -> bool:
+    if tuple(field.name for field in attrs.fields(Chunk)) != ChunkLayout.__slots__:
+        return False
+    probe = object.__new__(ChunkLayout)
+    try:
+        probe.__class__ = Chunk  # type: ignore[assignment]
+    except TypeError:
+        return False
+    return True
+
+
+#: Whether a filled :class:`ChunkLayout` may be retyped to :class:`Chunk` (else builders call ``Chunk(...)``).
+FAST_CHUNKS = _retyping_works()
+
+
 def with_hashes(chunk: Chunk, content_hash: str, metadata_hash: str) -> Chunk:
     """A copy of ``chunk`` carrying the two hashes (``attrs.evolve`` without its per-field introspection: ingest's hot path)."""
+    if FAST_CHUNKS:
+        copy = object.__new__(ChunkLayout)
+        copy.id, copy.document_id, copy.index, copy.text = chunk.id, chunk.document_id, chunk.index, chunk.text
+        copy.start, copy.end, copy.source, copy.metadata, copy.tags = chunk.start, chunk.end, chunk.source, chunk.metadata, chunk.tags
+        copy.content_hash, copy.metadata_hash, copy.source_type = content_hash, metadata_hash, chunk.source_type
+        copy.__class__ = Chunk  # type: ignore[assignment]
+        return copy  # type: ignore[return-value]
     return Chunk(
         id=chunk.id,
         document_id=chunk.document_id,

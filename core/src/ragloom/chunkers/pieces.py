@@ -130,9 +130,14 @@ def pack(coords: Sequence[int], size: int, overlap: int) -> list[tuple[int, int]
         if j >= last:
             return out
         if overlap:
-            i = bisect_left(coords, max(coords[j] - overlap, coords[j + 1] - size), i + 1, j)
+            back, room = coords[j] - overlap, coords[j + 1] - size
+            i = bisect_left(coords, back if back > room else room, i + 1, j)
         else:
             i = j
+
+
+#: Characters of a chunk's edge looked at first when trimming it (the whole chunk only if they are all whitespace).
+_EDGE = 32
 
 
 def trimmed_spans(text: str, bounds: Sequence[int], pairs: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -140,20 +145,32 @@ def trimmed_spans(text: str, bounds: Sequence[int], pairs: Sequence[tuple[int, i
 
     A span that starts where its predecessor starts once both are trimmed
     covers it (only whitespace differed), so it replaces the predecessor.
+    Trimming strips a short window at each edge (``str.strip`` drops exactly
+    the characters ``str.isspace`` accepts, measured in C) and copies the whole
+    chunk only when that window is all whitespace.
     """
     spans: list[tuple[int, int]] = []
+    append = spans.append
     last_start = last_end = -1
     for i, j in pairs:
         start, end = bounds[i], bounds[j]
-        if text[start].isspace() or text[end - 1].isspace():
-            # str.strip drops exactly the characters str.isspace accepts: measure both edges in C
-            piece = text[start:end]
-            kept = piece.lstrip()
-            start, end = start + len(piece) - len(kept), end - (len(kept) - len(kept.rstrip()))
+        if text[start].isspace():
+            head = text[start : start + _EDGE if start + _EDGE < end else end]
+            kept = head.lstrip()
+            start += len(head) - len(kept)
+            if not kept and start < end:
+                piece = text[start:end]
+                start += len(piece) - len(piece.lstrip())
+        if end > start and text[end - 1].isspace():
+            tail = text[end - _EDGE if end - _EDGE > start else start : end]
+            kept = tail.rstrip()
+            end -= len(tail) - len(kept)
+            if not kept and end > start:
+                end = start + len(text[start:end].rstrip())
         if end <= start or (start >= last_start and end <= last_end):
             continue
         if start == last_start:  # only leading whitespace told them apart: keep the longer one
             spans.pop()
-        spans.append((start, end))
+        append((start, end))
         last_start, last_end = start, end
     return spans
