@@ -101,7 +101,7 @@ class ChunkLayout:
     the ``__class__`` assignment — otherwise builders call ``Chunk(...)``.
     """
 
-    __slots__ = Chunk.__slots__
+    __slots__ = tuple(field.name for field in attrs.fields(Chunk))
     id: str
     document_id: str
     index: int
@@ -117,7 +117,7 @@ class ChunkLayout:
 
 
 def _retyping_works() -> bool:
-    if tuple(field.name for field in attrs.fields(Chunk)) != ChunkLayout.__slots__:
+    if getattr(Chunk, "__slots__", None) != ChunkLayout.__slots__:  # the same slots in the same order, nothing more
         return False
     probe = object.__new__(ChunkLayout)
     try:
