@@ -175,7 +175,7 @@ def e2e_section(report: dict[str, Any]) -> str:
     kept = [r for key in ("ingest", "query", "bounded") for r in report.get(key, []) if json.dumps(r["spec"], sort_keys=True) in partial]
     if kept:
         lines += [f"{len(kept)} row(s) come from a run stopped before its end (its finished measurements are kept). The parts ran as separate processes, partly at the same time: "
-                  + "; ".join(f"{p['file']} {p['started']}–{p['finished']}" for p in report.get("parts", [])) + ".", ""]
+                  + "; ".join(f"{p['file']} {p['started']}–{p['finished']} (load {p['load_average'][0]:.1f} at its start)" for p in report.get("parts", [])) + ".", ""]
     speed_file = RESULTS / "speed.json"
     lines += ["**Goals of issue #16** (ratios from this run's JSON):", "", goals(report, json.loads(speed_file.read_text()) if speed_file.exists() else None)]
     if report.get("ingest"):
