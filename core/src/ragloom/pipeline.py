@@ -591,6 +591,10 @@ def _utf8(text: str) -> bool:
     return True
 
 
+#: The encoder of ``check_document``'s metadata check, built once rather than per document.
+_METADATA_JSON = json.JSONEncoder(ensure_ascii=False, default=str)
+
+
 def check_document(document: Document) -> None:
     """LoaderError when a document carries text UTF-8 cannot encode (a lone surrogate, a file name that is not UTF-8)."""
     for what, value in (("file name", document.source), ("text", document.text), ("id", document.id)):
@@ -599,8 +603,10 @@ def check_document(document: Document) -> None:
         except UnicodeEncodeError as exc:
             source = document.source.encode("utf-8", "backslashreplace").decode("utf-8")
             raise LoaderError(f"{what} is not valid Unicode (a lone surrogate or undecodable byte at index {exc.start})", source=source) from None
+    if not document.metadata and not document.tags:
+        return  # nothing more to check
     try:
-        json.dumps([document.metadata, document.tags], ensure_ascii=False, default=str).encode("utf-8")
+        _METADATA_JSON.encode([document.metadata, document.tags]).encode("utf-8")
     except UnicodeEncodeError as exc:
         source = document.source.encode("utf-8", "backslashreplace").decode("utf-8")
         raise LoaderError(f"metadata is not valid Unicode (a lone surrogate at index {exc.start} of its JSON)", source=source) from None

@@ -68,7 +68,7 @@ class Document:
 DOCUMENT_SOURCE_TYPE = "document"
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, weakref_slot=False)  # no __weakref__ slot: see ChunkLayout
 class Chunk:
     """A span of a document: ``document.text[start:end] == text``."""
 
@@ -89,8 +89,66 @@ class Chunk:
     source_type: str = DOCUMENT_SOURCE_TYPE
 
 
+class ChunkLayout:
+    """:class:`Chunk`'s slots without attrs' frozen ``__setattr__``: the bulk builders' fast path.
+
+    Building a Chunk through its attrs ``__init__`` costs one ``object.__setattr__``
+    call per field, which dominates chunking once offsets are computed. A bulk
+    builder instead fills a ``ChunkLayout`` with plain slot stores and then sets
+    its ``__class__`` to ``Chunk``: the result is an ordinary, frozen ``Chunk``
+    (equal, hashed and printed alike). Only when :data:`FAST_CHUNKS` is true —
+    the two classes share their layout field for field and this Python accepts
+    the ``__class__`` assignment — otherwise builders call ``Chunk(...)``.
+    """
+
+    __slots__ = tuple(field.name for field in attrs.fields(Chunk))
+    id: str
+    document_id: str
+    index: int
+    text: str
+    start: int
+    end: int
+    source: str
+    metadata: dict[str, Any]
+    tags: tuple[str, ...]
+    content_hash: str
+    metadata_hash: str
+    source_type: str
+
+
+def _retyping_works() -> bool:
+    if getattr(Chunk, "__slots__", None) != ChunkLayout.__slots__:  # the same slots in the same order, nothing more
+        return False
+    probe = object.__new__(ChunkLayout)
+    try:
+        probe.__class__ = Chunk  # type: ignore[assignment]
+    except TypeError:
+        return False
+    return True
+
+
+#: Whether a filled :class:`ChunkLayout` may be retyped to :class:`Chunk` (else builders call ``Chunk(...)``).
+FAST_CHUNKS = _retyping_works()
+
+
 def with_hashes(chunk: Chunk, content_hash: str, metadata_hash: str) -> Chunk:
     """A copy of ``chunk`` carrying the two hashes (``attrs.evolve`` without its per-field introspection: ingest's hot path)."""
+    if FAST_CHUNKS:
+        copy = object.__new__(ChunkLayout)
+        copy.id = chunk.id
+        copy.document_id = chunk.document_id
+        copy.index = chunk.index
+        copy.text = chunk.text
+        copy.start = chunk.start
+        copy.end = chunk.end
+        copy.source = chunk.source
+        copy.metadata = chunk.metadata
+        copy.tags = chunk.tags
+        copy.content_hash = content_hash
+        copy.metadata_hash = metadata_hash
+        copy.source_type = chunk.source_type
+        copy.__class__ = Chunk  # type: ignore[assignment]
+        return copy  # type: ignore[return-value]
     return Chunk(
         id=chunk.id,
         document_id=chunk.document_id,
@@ -188,9 +246,30 @@ class IngestResult:
 VOLATILE_METADATA_KEYS = frozenset({"fetched_at"})
 
 
+#: ``json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str)``, built once (not per call).
+_ENCODER = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=str)
+#: The C string escaper that encoder uses for every string (``ensure_ascii=False``).
+_QUOTE: Any = getattr(json.encoder, "c_encode_basestring", None) or json.encoder.py_encode_basestring
+
+
 def _digest(payload: Any) -> str:
-    text = json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return hashlib.sha256(_ENCODER.encode(payload).encode("utf-8")).hexdigest()
+
+
+#: ``", <second quoted>, <third quoted>]"`` of recent content-hash calls (the same chunker and embedder, document after document).
+_TAILS: dict[tuple[str, str], str] = {}
+
+
+def _digest_strings(first: str, second: str, third: str) -> str:
+    """``_digest([first, second, third])`` for three strings, without the encoder's per-call setup."""
+    if type(first) is str and type(second) is str and type(third) is str:
+        tail = _TAILS.get((second, third))
+        if tail is None:
+            if len(_TAILS) > 64:
+                _TAILS.clear()
+            tail = _TAILS[(second, third)] = f", {_QUOTE(second)}, {_QUOTE(third)}]"
+        return hashlib.sha256(f"[{_QUOTE(first)}{tail}".encode()).hexdigest()
+    return _digest([first, second, third])
 
 
 def content_hash(document: Document, chunker_fingerprint: str, embedder_model_id: str) -> str:
@@ -200,7 +279,7 @@ def content_hash(document: Document, chunker_fingerprint: str, embedder_model_id
     in :func:`metadata_hash`, so changing them updates the stored chunks
     without embedding anything again.
     """
-    return _digest([document.text, chunker_fingerprint, embedder_model_id])
+    return _digest_strings(document.text, chunker_fingerprint, embedder_model_id)
 
 
 def metadata_hash(document: Document) -> str:
@@ -209,8 +288,13 @@ def metadata_hash(document: Document) -> str:
     Keys in :data:`VOLATILE_METADATA_KEYS` (such as a web page's ``fetched_at``)
     are left out, so re-fetching an unchanged page updates nothing.
     """
+    if not document.metadata and not document.tags:
+        return _EMPTY_METADATA_HASH
     metadata = {k: v for k, v in document.metadata.items() if k not in VOLATILE_METADATA_KEYS}
     return _digest([metadata, list(document.tags)])
+
+
+_EMPTY_METADATA_HASH = _digest([{}, []])
 
 
 def chunk_result(chunk: Chunk, score: float) -> Result:

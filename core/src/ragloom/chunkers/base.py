@@ -19,7 +19,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import attrs
 
-from ragloom.types import Chunk, Document
+from ragloom.types import DOCUMENT_SOURCE_TYPE, FAST_CHUNKS, Chunk, ChunkLayout, Document
 
 
 @runtime_checkable
@@ -52,6 +52,8 @@ def spans_to_chunks(
     """
     text, doc_id, source, tags, base = document.text, document.id, document.source, document.tags, document.metadata
     extras = list(extra_metadata) if extra_metadata is not None else None
+    if extras is None and FAST_CHUNKS:
+        return _layout_chunks(text, doc_id, source, tags, {**base, "documentId": doc_id, "source": source}, spans)
     chunks: list[Chunk] = []
     append = chunks.append
     for index, (start, end) in enumerate(spans):
@@ -72,6 +74,42 @@ def spans_to_chunks(
                 tags=tags,
             )
         )
+    return chunks
+
+
+def _layout_chunks(
+    text: str, doc_id: str, source: str, tags: tuple[str, ...], prefix: dict[str, Any], spans: Iterable[tuple[int, int]]
+) -> list[Chunk]:
+    """:func:`spans_to_chunks` without extras, filling :class:`ChunkLayout` records (see there).
+
+    ``prefix`` is the document's metadata plus ``documentId`` and ``source``;
+    each chunk's metadata is a copy of it with ``order`` and the offsets set,
+    which gives the same keys in the same order as the dict display above.
+    """
+    chunks: list[Chunk] = []
+    append = chunks.append
+    new = object.__new__
+    layout = ChunkLayout
+    for index, (start, end) in enumerate(spans):
+        metadata = prefix.copy()
+        metadata["order"] = index
+        metadata["startOffset"] = start
+        metadata["endOffset"] = end
+        chunk = new(layout)
+        chunk.id = f"{doc_id}:{index}"  # make_chunk_id, inlined
+        chunk.document_id = doc_id
+        chunk.index = index
+        chunk.text = text[start:end]
+        chunk.start = start
+        chunk.end = end
+        chunk.source = source
+        chunk.metadata = metadata
+        chunk.tags = tags
+        chunk.content_hash = ""
+        chunk.metadata_hash = ""
+        chunk.source_type = DOCUMENT_SOURCE_TYPE
+        chunk.__class__ = Chunk  # type: ignore[assignment]
+        append(chunk)  # type: ignore[arg-type]
     return chunks
 
 

@@ -10,22 +10,35 @@ itself for characters, or the number of tokens starting before it (see
 :mod:`ragloom.chunkers.tokens`). Packing only compares coordinates, so the same
 code serves both units.
 
-Speed: splitting uses ``str.split`` and ``itertools.accumulate`` (C loops) per
-separator level, and only oversize pieces are looked at again in Python;
+Speed: splitting finds a separator level's ends with one ``finditer`` over the
+stretch (no substrings are built: for text beyond Latin-1 each substring costs a
+scan), and only oversize pieces are looked at again in Python;
 packing does two binary searches per chunk, not a loop per piece.
 """
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Sequence
-from itertools import accumulate, islice, repeat
-from operator import add, sub
+from collections.abc import Callable, Iterator, Sequence
+from itertools import islice
+from operator import sub
 
 #: ``measure(start, end)``: size of ``text[start:end]`` in the chunker's unit.
 Measure = Callable[[int, int], int]
 #: ``cuts(start, end, size)``: last-resort cut offsets inside an unsplittable stretch (ends included).
 HardCuts = Callable[[int, int, int], list[int]]
+
+
+_FINDERS: dict[str, Callable[[str, int, int], Iterator[re.Match[str]]]] = {}
+
+
+def _finder(separator: str) -> Callable[[str, int, int], Iterator[re.Match[str]]]:
+    """``finditer(text, start, end)`` of a literal separator: left to right, not overlapping, like ``str.split``."""
+    finder = _FINDERS.get(separator)
+    if finder is None:
+        finder = _FINDERS[separator] = re.compile(re.escape(separator)).finditer
+    return finder
 
 
 def split_ends(text: str, start: int, end: int, separators: Sequence[str], size: int, out: list[int]) -> None:
@@ -38,42 +51,28 @@ def split_ends(text: str, start: int, end: int, separators: Sequence[str], size:
     if end - start <= size:
         out.append(end)
         return
-    whole = start == 0 and end == len(text)
     for level, separator in enumerate(separators):  # noqa: B007 - level is used after the loop
-        if (separator in text) if whole else (text.find(separator, start, end) != -1):
+        if text.find(separator, start, end) != -1:
             break
     else:
         out.extend(range(start + size, end, size))
         out.append(end)
         return
-    parts = (text if whole else text[start:end]).split(separator)
-    width = len(separator)
-    if not parts[-1]:  # the stretch ends with the separator: no empty last piece
-        parts.pop()
-    if len(parts) <= 32:  # few pieces: a plain loop beats setting up C iterators
-        ends = [start]
-        append = ends.append
-        position = start
-        fits = True
-        for part in parts:
-            length = len(part) + width
-            if length > size:
-                fits = False
-            position += length
-            append(position)
-    else:
-        ends = list(accumulate(map(add, map(len, parts), repeat(width)), initial=start))
-        fits = max(map(len, parts)) + width <= size
-    ends[-1] = end  # the last piece has no separator after it
-    if fits:
+    ends = [start]
+    ends.extend([match.end() for match in _finder(separator)(text, start, end)])
+    if ends[-1] != end:  # the last piece has no separator after it
+        ends.append(end)
+    lengths = list(map(sub, islice(ends, 1, None), ends))
+    if max(lengths) <= size:
         out.extend(islice(ends, 1, None))
         return
     finer = separators[level + 1 :]
     done = 1
-    for index in [i for i, n in enumerate(map(sub, islice(ends, 1, None), ends), 1) if n > size]:
-        out.extend(ends[done:index])
-        split_ends(text, ends[index - 1], ends[index], finer, size, out)
-        done = index + 1
+    for index, length in enumerate(lengths, 1):
+        if length > size:
+            out.extend(ends[done:index])
+            split_ends(text, ends[index - 1], ends[index], finer, size, out)
+            done = index + 1
     out.extend(ends[done:])
 
 
@@ -130,9 +129,14 @@ def pack(coords: Sequence[int], size: int, overlap: int) -> list[tuple[int, int]
         if j >= last:
             return out
         if overlap:
-            i = bisect_left(coords, max(coords[j] - overlap, coords[j + 1] - size), i + 1, j)
+            back, room = coords[j] - overlap, coords[j + 1] - size
+            i = bisect_left(coords, back if back > room else room, i + 1, j)
         else:
             i = j
+
+
+#: Characters of a chunk's edge looked at first when trimming it (the whole chunk only if they are all whitespace).
+_EDGE = 32
 
 
 def trimmed_spans(text: str, bounds: Sequence[int], pairs: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -140,20 +144,32 @@ def trimmed_spans(text: str, bounds: Sequence[int], pairs: Sequence[tuple[int, i
 
     A span that starts where its predecessor starts once both are trimmed
     covers it (only whitespace differed), so it replaces the predecessor.
+    Trimming strips a short window at each edge (``str.strip`` drops exactly
+    the characters ``str.isspace`` accepts, measured in C) and copies the whole
+    chunk only when that window is all whitespace.
     """
     spans: list[tuple[int, int]] = []
+    append = spans.append
     last_start = last_end = -1
     for i, j in pairs:
         start, end = bounds[i], bounds[j]
-        if text[start].isspace() or text[end - 1].isspace():
-            # str.strip drops exactly the characters str.isspace accepts: measure both edges in C
-            piece = text[start:end]
-            kept = piece.lstrip()
-            start, end = start + len(piece) - len(kept), end - (len(kept) - len(kept.rstrip()))
+        if text[start].isspace():
+            head = text[start : start + _EDGE if start + _EDGE < end else end]
+            kept = head.lstrip()
+            start += len(head) - len(kept)
+            if not kept and start < end:
+                piece = text[start:end]
+                start += len(piece) - len(piece.lstrip())
+        if end > start and text[end - 1].isspace():
+            tail = text[end - _EDGE if end - _EDGE > start else start : end]
+            kept = tail.rstrip()
+            end -= len(tail) - len(kept)
+            if not kept and end > start:
+                end = start + len(text[start:end].rstrip())
         if end <= start or (start >= last_start and end <= last_end):
             continue
         if start == last_start:  # only leading whitespace told them apart: keep the longer one
             spans.pop()
-        spans.append((start, end))
+        append((start, end))
         last_start, last_end = start, end
     return spans

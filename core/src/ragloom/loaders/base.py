@@ -86,15 +86,31 @@ def resolve_source(source: str | os.PathLike[str], base_dir: Path | None = None)
 
 
 def read_bytes(path: str, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> bytes:
-    """File content, refusing files over ``max_bytes``; errors become LoaderError."""
-    with open_limited(path, max_bytes) as handle:
-        try:
-            data = handle.read(max_bytes + 1)
-        except OSError as exc:
-            raise LoaderError(f"cannot read file: {exc.strerror or exc}", source=path) from exc
-    if len(data) > max_bytes:
+    """File content, refusing files over ``max_bytes``; errors become LoaderError.
+
+    Read straight from the descriptor (no buffered file object): one ``read``
+    of the size ``fstat`` reported plus one byte, more only if the file grew.
+    """
+    fd, size = _open_checked(path, max_bytes)
+    try:
+        parts: list[bytes] = []
+        total = 0
+        want = min(size, max_bytes) + 1
+        while total <= max_bytes:
+            try:
+                block = os.read(fd, want)
+            except OSError as exc:
+                raise LoaderError(f"cannot read file: {exc.strerror or exc}", source=path) from exc
+            if not block:
+                break
+            parts.append(block)
+            total += len(block)
+            want = min(1 << 20, max_bytes + 1 - total)
+    finally:
+        os.close(fd)
+    if total > max_bytes:
         raise LoaderError(f"file grew over the limit of {max_bytes} bytes while reading", source=path)
-    return data
+    return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
 def open_limited(path: str, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> BinaryIO:
@@ -105,6 +121,12 @@ def open_limited(path: str, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> BinaryIO
     file. Under :func:`ragloom.confine.confined` the file is reached without
     following links out of the allowed folders.
     """
+    fd, _size = _open_checked(path, max_bytes)
+    return os.fdopen(fd, "rb")
+
+
+def _open_checked(path: str, max_bytes: int) -> tuple[int, int]:
+    """``(descriptor, size)`` of a regular file within ``max_bytes``, opened blocking (see :func:`open_limited`)."""
     confinement = confine.active()
     try:
         if confinement is not None:
@@ -131,7 +153,7 @@ def open_limited(path: str, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> BinaryIO
             raise LoaderError(f"file is {info.st_size} bytes, over the limit of {max_bytes} (max_file_bytes)", source=path)
         if hasattr(os, "set_blocking"):
             os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb")
+        return fd, info.st_size
     except BaseException:
         os.close(fd)
         raise
@@ -200,9 +222,18 @@ def check_text_chars(text: str, max_chars: int, source: str, position: object = 
     return text
 
 
+def name_of(path: str) -> str:
+    """``Path(path).name`` without building a Path (called per file while a directory is ingested)."""
+    if os.sep == "/":
+        tail = path.rpartition("/")[2]
+        if tail and tail != ".":
+            return tail
+    return Path(path).name  # trailing separator or "." component, or Windows separators
+
+
 def file_metadata(path: str) -> dict[str, str]:
     """Metadata every file loader adds."""
-    return {"file_name": Path(path).name}
+    return {"file_name": name_of(path)}
 
 
 def iter_files(directory: str) -> Iterable[str]:
@@ -216,11 +247,13 @@ def iter_files(directory: str) -> Iterable[str]:
 
 def files_of(source: str, suffixes: tuple[str, ...]) -> Iterable[str]:
     """``[source]`` for a file; for a directory its files with one of ``suffixes``, recursively, in sorted order."""
-    if not Path(source).is_dir():
+    if not os.path.isdir(source):
         return [source]
     return (path for path in iter_files(source) if suffix_of(path) in suffixes)
 
 
 def suffix_of(path: str) -> str:
     """Lower-cased suffix with the dot (``.md``); ``""`` when there is none."""
-    return Path(path).suffix.lower()
+    name = name_of(path)
+    dot = name.rfind(".")
+    return name[dot:].lower() if 0 < dot < len(name) - 1 else ""  # as Path.suffix: none for ".bashrc" or "name."

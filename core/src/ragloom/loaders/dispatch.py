@@ -8,6 +8,7 @@ built once, with its ``[loaders.<name>]`` options from the build context.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -70,7 +71,7 @@ class LoaderSet:
 
     def expand(self, source: str) -> tuple[list[str], list[str]]:
         """``(files with a loader, files without one)`` for a file or directory source."""
-        if is_url(source) or not Path(source).is_dir():
+        if is_url(source) or not os.path.isdir(source):
             return ([source], []) if self.name_for(source) or is_url(source) else ([], [source])
         loadable: list[str] = []
         skipped: list[str] = []
