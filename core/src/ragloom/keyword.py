@@ -235,13 +235,16 @@ class BM25Index:
         low. A document's score divided by this lies in [0, 1] and is comparable
         across queries (1: the best match for every term at once).
         """
+        return self._ceiling(self.analyzer.tokens(query))
+
+    def _ceiling(self, tokens: Sequence[str]) -> float:
         if self._dirty:
             self._build()
         if len(self._term_max) == 0:
             return 0.0
         vocab = self._vocab
         rarest = float(self._term_max.max())
-        return float(sum(self._term_max[vocab[t]] if t in vocab else rarest for t in self.analyzer.tokens(query)))
+        return float(sum(self._term_max[vocab[t]] if t in vocab else rarest for t in tokens))
 
     def score_all(self, query: str) -> dict[Hashable, float]:
         """Every matching key with its BM25 score (for tests and debugging)."""
@@ -271,11 +274,25 @@ class BM25Index:
 
         ``keys`` restricts the search to those documents (a metadata filter's matches).
         """
+        found, scores, _ = self.ranked(query, top_k=top_k, keys=keys)
+        return list(zip(found, scores.tolist(), strict=True))
+
+    def ranked(
+        self, query: str, *, top_k: int, keys: Iterable[Hashable] | None = None, ceiling: bool = False
+    ) -> tuple[list[Hashable], np.ndarray, float]:
+        """``(keys, scores, ceiling)``: what :meth:`search` finds as a key list and a float64 array, best first.
+
+        With ``ceiling=True`` the third item is :meth:`ceiling` of the query (the
+        query analysed once for both), else 0.
+        """
+        tokens = self.analyzer.tokens(query)
+        top = self._ceiling(tokens) if ceiling else 0.0
         if top_k <= 0:
-            return []
-        scores = self._scores(self._query_ids(query))
+            return [], np.zeros(0), top
+        vocab = self._vocab
+        scores = self._scores([vocab[t] for t in tokens if t in vocab])
         if scores is None:
-            return []
+            return [], np.zeros(0), top
         if keys is not None:
             allowed = np.zeros(len(scores), dtype=bool)
             slot_of = self._slot_of
@@ -284,10 +301,11 @@ class BM25Index:
             scores = np.where(allowed, scores, 0.0)
         candidates = np.flatnonzero(scores > 0)
         if len(candidates) == 0:
-            return []
+            return [], np.zeros(0), top
         values = scores[candidates]
         if top_k < len(candidates):
             best = np.argpartition(-values, top_k - 1)[:top_k]
             candidates, values = candidates[best], values[best]
         order = np.lexsort((candidates, -values))
-        return [(self._keys[s], float(v)) for s, v in zip(candidates[order].tolist(), values[order].tolist(), strict=True)]
+        slots = self._keys
+        return [slots[s] for s in candidates[order].tolist()], values[order], top  # type: ignore[misc]

@@ -24,7 +24,8 @@ private and may change without notice. What is here, by job:
 - **chunkers**: :func:`spans_to_chunks`, :func:`fingerprint_of`;
 - **embedders**: :func:`batched`, :func:`embed_in_batches`, :func:`check_embeddings`;
 - **stores**: :data:`KEYWORD_SEARCH`, :data:`VECTORS`, :data:`CONCURRENT_WRITERS`, :data:`CHUNKS` (:class:`ChunkStore`), :data:`DOCUMENT_SOURCE_TYPE` (the only rows reads see), :func:`check_write`,
-  :func:`chunks_by_row_id` (``iter_chunks`` of an SQL store), :func:`normalize_rows`, the keyword index (:class:`BM25Index`, :class:`BM25Config`)
+  :func:`chunks_by_row_id` (``iter_chunks`` of an SQL store), :func:`normalize_rows`,
+  :class:`Candidates` / :class:`HybridCandidates` (the optional ``hybrid_candidates`` fast path), the keyword index (:class:`BM25Index`, :class:`BM25Config`)
   for stores without native BM25 and its text analysis (:class:`Analyzer`,
   :class:`AnalyzerConfig`) for stores with their own index, and filters: the parsed tree
   (:data:`FilterNode` = :class:`Condition` | :class:`And` | :class:`Or`),
@@ -88,7 +89,9 @@ from ragloom.stores.base import (
     CONCURRENT_WRITERS,
     KEYWORD_SEARCH,
     VECTORS,
+    Candidates,
     ChunkStore,
+    HybridCandidates,
     KeywordSearchStore,
     SourceStage,
     SourceState,
@@ -116,6 +119,7 @@ __all__ = [
     "CHUNKS",
     "CHUNK_ROW_COLUMNS",
     "CONCURRENT_WRITERS",
+    "Candidates",
     "Chunk",
     "ChunkStore",
     "Chunker",
@@ -134,6 +138,7 @@ __all__ = [
     "FilterVisitor",
     "HTTPOptions",
     "HtmlContent",
+    "HybridCandidates",
     "IngestTarget",
     "JSONClient",
     "KEYWORD_SEARCH",

@@ -33,7 +33,7 @@ from ragloom.embedders.base import Embedder
 from ragloom.filters import FilterNode
 from ragloom.retrievers import fusion
 from ragloom.retrievers.base import RetrieverOptions, Scope, embed_query, keyword_searcher
-from ragloom.stores.base import Store
+from ragloom.stores.base import Candidates, HybridCandidates, Store
 from ragloom.types import Result
 
 SHARPNESS = 1.0
@@ -109,23 +109,31 @@ class HybridRetriever:
         self.namespace = namespace
         self._scope = Scope(config)
 
-    def _vector_hits(self, query: str, fetch: int, filter: FilterNode | None) -> list[Result]:
-        vector = embed_query(self.embedder, self.store, query)
-        return list(self.store.search(self.namespace, vector, top_k=fetch, filter=filter))
-
     def retrieve(self, query: str, *, top_k: int | None = None, threshold: float | None = None, filter: Any = None) -> list[Result]:
         """Fused results, best first."""
         c = self.config
         request = self._scope(top_k, threshold, filter)
         fetch = max(c.candidates, request.top_k)
-        where = request.filter
-        keyword = list(self.keyword.keyword_search(self.namespace, query, top_k=fetch, filter=where)) if c.weights.bm25 > 0 else []
-        vector = self._vector_hits(query, fetch, where) if c.weights.vector > 0 else []
-        ceiling = keyword_ceiling(self.keyword, self.namespace, query) if c.mode == "auto" and keyword else 0.0
-        fused = self.fuse(keyword, vector, limit=request.top_k, keyword_ceiling=ceiling, complete_keyword=len(keyword) < fetch)
+        found = self._candidates(query, fetch, request.filter)
+        fused = self._fuse(found, limit=request.top_k, complete_keyword=len(found.keyword.keys) < fetch)
         if c.mode != "auto" or request.threshold is None or not fused:
             return request.keep(fused)
         return abstain(fused, request.threshold)
+
+    def _candidates(self, query: str, fetch: int, where: FilterNode | None) -> HybridCandidates:
+        """Both members' candidates: from the store's ``hybrid_candidates`` in one call when it has one, else two searches."""
+        c = self.config
+        want_keyword, want_vector = c.weights.bm25 > 0, c.weights.vector > 0
+        vector = embed_query(self.embedder, self.store, query) if want_vector else None
+        method = getattr(self.store, "hybrid_candidates", None) if self.keyword is self.store else None
+        if method is not None:
+            found = method(self.namespace, vector, query if want_keyword else None, top_k=fetch, filter=where)
+            if found is not None:
+                return found  # type: ignore[no-any-return]
+        keyword = list(self.keyword.keyword_search(self.namespace, query, top_k=fetch, filter=where)) if want_keyword else []
+        nearest = list(self.store.search(self.namespace, vector, top_k=fetch, filter=where)) if vector is not None else []
+        ceiling = keyword_ceiling(self.keyword, self.namespace, query) if c.mode == "auto" and keyword else 0.0
+        return from_results(keyword, nearest, ceiling)
 
     def fuse(
         self,
@@ -140,22 +148,18 @@ class HybridRetriever:
 
         ``keyword_ceiling`` (mode ``"auto"``): the query's best reachable BM25
         score; ``complete_keyword``: the keyword list holds every chunk that
-        matches a query term (a chunk missing from it scores 0 there). Scores
-        are computed on arrays; only the returned results are built.
+        matches a query term (a chunk missing from it scores 0 there).
         """
+        return self._fuse(from_results(keyword, vector, keyword_ceiling), limit=limit, complete_keyword=complete_keyword)
+
+    def _fuse(self, found: HybridCandidates, *, limit: int | None, complete_keyword: bool) -> list[Result]:
+        """The fusion on arrays; a ``Result`` is built only for each of the first ``limit`` candidates."""
         c = self.config
-        by_id: dict[str, Result] = {}
-        for r in (*vector, *keyword):
-            by_id.setdefault(r.chunk_id, r)
-        size = len(by_id)
-        position = {cid: i for i, cid in enumerate(by_id)}
-        kpos = np.fromiter((position[r.chunk_id] for r in keyword), dtype=np.intp, count=len(keyword))
-        vpos = np.fromiter((position[r.chunk_id] for r in vector), dtype=np.intp, count=len(vector))
-        kscores = np.fromiter((r.score for r in keyword), dtype=np.float64, count=len(keyword))
-        vscores = np.fromiter((r.score for r in vector), dtype=np.float64, count=len(vector))
+        kpos, vpos, size, source = _union(found.keyword.keys, found.vector.keys)
+        kscores, vscores = found.keyword.scores, found.vector.scores
         extra: dict[str, Any] = {}
         if c.mode == "auto":
-            fused, weights = self._fuse_auto(size, kpos, kscores, vpos, vscores, keyword_ceiling, complete_keyword)
+            fused, weights = self._fuse_auto(size, kpos, kscores, vpos, vscores, found.keyword_ceiling, complete_keyword)
             extra = {"keyword_weight": weights[0], "vector_weight": weights[1], "query_relevance": fusion.query_relevance(vscores, fused)}
         elif c.mode == "rrf":
             fused = np.zeros(size)
@@ -166,15 +170,18 @@ class HybridRetriever:
             fused[kpos] += c.weights.bm25 * _normalise(kscores)
             fused[vpos] += c.weights.vector * _normalise(vscores)
         order = np.lexsort((np.arange(size), -fused))[:limit]
-        ids = list(by_id)
         kw_score, kw_rank = _at(size, kpos, kscores, order)
         vec_score, vec_rank = _at(size, vpos, vscores, order)
-        return [
-            by_id[ids[i]].with_score(
-                float(fused[i]), vector_score=vs, keyword_score=ks, vector_rank=vr, keyword_rank=kr, **extra
-            )
-            for i, ks, kr, vs, vr in zip(order.tolist(), kw_score, kw_rank, vec_score, vec_rank, strict=True)
-        ]
+        nv = len(vpos)
+        vector_payloads, keyword_payloads = found.vector.payloads, found.keyword.payloads
+        results = []
+        for i, score, ks, kr, vs, vr in zip(
+            source[order].tolist(), fused[order].tolist(), kw_score, kw_rank, vec_score, vec_rank, strict=True
+        ):
+            result = found.result(vector_payloads[i] if i < nv else keyword_payloads[i - nv], score)
+            result.metadata.update(vector_score=vs, keyword_score=ks, vector_rank=vr, keyword_rank=kr, **extra)
+            results.append(result)
+        return results
 
     def _fuse_auto(
         self, size: int, kpos: np.ndarray, kscores: np.ndarray, vpos: np.ndarray, vscores: np.ndarray, ceiling: float, complete_keyword: bool
@@ -194,6 +201,36 @@ def abstain(results: list[Result], threshold: float) -> list[Result]:
         return []
     tail = TAIL_RATIO * threshold
     return [r for r in results if r.score >= tail]
+
+
+def from_results(keyword: list[Result], vector: list[Result], ceiling: float) -> HybridCandidates:
+    """Two members' Result lists as :class:`HybridCandidates` (keys: the chunk ids numbered in first-seen order, vector first)."""
+    numbers: dict[str, int] = {}
+    sides = []
+    for results in (vector, keyword):
+        keys = np.fromiter((numbers.setdefault(r.chunk_id, len(numbers)) for r in results), dtype=np.int64, count=len(results))
+        sides.append(Candidates(keys, np.fromiter((r.score for r in results), dtype=np.float64, count=len(results)), results))
+    return HybridCandidates(sides[0], sides[1], ceiling, _rescored)
+
+
+def _rescored(result: Result, score: float) -> Result:
+    """A copy of ``result`` with ``score`` and a metadata dict of its own."""
+    return attrs.evolve(result, score=score, metadata=dict(result.metadata))
+
+
+def _union(keyword: np.ndarray, vector: np.ndarray) -> tuple[np.ndarray, np.ndarray, int, np.ndarray]:
+    """Number the union of both members' keys in first-seen order (vector list first, then keyword).
+
+    Returns each keyword and vector candidate's position in the union, its size,
+    and per position the index of its first occurrence in ``vector ++ keyword``.
+    """
+    every = np.concatenate([vector, keyword])
+    unique, first, inverse = np.unique(every, return_index=True, return_inverse=True)
+    by_first = np.argsort(first, kind="stable")
+    position = np.empty(len(unique), dtype=np.intp)
+    position[by_first] = np.arange(len(unique))
+    at = position[inverse.reshape(-1)]
+    return at[len(vector) :], at[: len(vector)], len(unique), first[by_first]
 
 
 def _at(size: int, positions: np.ndarray, scores: np.ndarray, picked: np.ndarray) -> tuple[list[float | None], list[int | None]]:

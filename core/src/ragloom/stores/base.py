@@ -28,7 +28,11 @@ A store whose data lives in a file or folder may expose it as ``location``
 (a ``Path``); ragloom keeps files of its own beside it (``<location>.keyword/``).
 
 A store may also offer ``source_counts(namespace) -> {source: chunks}`` (used
-by ``ragloom sources``; without it the counts are left out).
+by ``ragloom sources``; without it the counts are left out), and
+``hybrid_candidates(namespace, vector, query, *, top_k, filter) ->
+HybridCandidates | None``: both members of a ``hybrid`` query from one
+snapshot, as arrays (see :class:`HybridCandidates`; ``None``: "use
+``search`` and ``keyword_search``").
 
 ``filter`` arguments are parsed trees from :mod:`ragloom.filters`; a store that
 cannot evaluate an operator raises :class:`ragloom.errors.FilterError`.
@@ -75,6 +79,42 @@ class SourceState:
     def exists(self) -> bool:
         """True when the source has a committed generation."""
         return self.generation > 0
+
+
+@attrs.frozen
+class Candidates:
+    """One member's ranked candidates as arrays, best first.
+
+    ``keys``: int64 handles, equal for the same chunk in both members of one
+    :class:`HybridCandidates` (and meaningless outside it); ``scores``: float64;
+    ``payloads``: per candidate, what :attr:`HybridCandidates.result` builds a
+    :class:`Result` from.
+    """
+
+    keys: np.ndarray
+    scores: np.ndarray
+    payloads: Sequence[Any]
+
+    @classmethod
+    def empty(cls) -> Candidates:
+        """No candidates."""
+        return cls(np.zeros(0, dtype=np.int64), np.zeros(0), [])
+
+
+@attrs.frozen
+class HybridCandidates:
+    """Both members of a hybrid query, taken from one snapshot of the store.
+
+    ``keyword_ceiling``: the query's best reachable BM25 score (0 when the
+    keyword side was not asked for); ``result(payload, score)``: a fresh
+    :class:`Result` (its ``metadata`` a dict of its own) for one candidate —
+    called only for the results the fusion returns.
+    """
+
+    vector: Candidates
+    keyword: Candidates
+    keyword_ceiling: float
+    result: Callable[[Any, float], Result]
 
 
 @runtime_checkable

@@ -12,7 +12,16 @@ import numpy as np
 from ragloom.errors import DimensionMismatchError, StoreError
 from ragloom.filters import FilterNode, compile_predicate
 from ragloom.keyword import BM25Config, BM25Index
-from ragloom.stores.base import CHUNKS, KEYWORD_SEARCH, VECTORS, SourceState, check_write, normalize_rows
+from ragloom.stores.base import (
+    CHUNKS,
+    KEYWORD_SEARCH,
+    VECTORS,
+    Candidates,
+    HybridCandidates,
+    SourceState,
+    check_write,
+    normalize_rows,
+)
 from ragloom.types import DOCUMENT_SOURCE_TYPE, Chunk, Result, chunk_result
 
 
@@ -289,26 +298,31 @@ class MemoryStore:
             self._maybe_compact()
             return len(rows)
 
+    def _nearest(self, rows: np.ndarray, vector: np.ndarray, top_k: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(rows, cosines)`` of the exact top-k among ``rows``, best first (ties: row order); call with the lock held."""
+        query = np.asarray(vector, dtype=np.float32).reshape(-1)
+        if self._dim is None:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+        self._check_dim(query.shape[0])
+        if len(rows) == 0 or top_k <= 0:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+        # one matrix-vector product over every row, then pick the candidates:
+        # avoids copying the candidate rows of the matrix on each query
+        scores = self._vectors[: self._size] @ normalize_rows(query)
+        if len(rows) < self._size:
+            scores = scores[rows]
+        k = min(top_k, len(scores))
+        best = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))
+        order = best[np.lexsort((best, -scores[best]))]
+        return rows[order], scores[order]
+
     def search(self, namespace: str, vector: np.ndarray, *, top_k: int, filter: FilterNode | None = None) -> list[Result]:
         """Exact cosine top-k."""
-        query = np.asarray(vector, dtype=np.float32).reshape(-1)
         with self._lock:
-            if self._dim is None:
-                return []
-            self._check_dim(query.shape[0])
-            rows = self._matching_rows(namespace, filter)
-            if len(rows) == 0 or top_k <= 0:
-                return []
-            # one matrix-vector product over every row, then pick the candidates:
-            # avoids copying the candidate rows of the matrix on each query
-            scores = self._vectors[: self._size] @ normalize_rows(query)
-            if len(rows) < self._size:
-                scores = scores[rows]
-            k = min(top_k, len(scores))
-            best = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))
-            order = best[np.lexsort((best, -scores[best]))]
+            rows, scores = self._nearest(self._matching_rows(namespace, filter), vector, top_k)
             # only the top-k rows become Python objects (not every candidate row)
-            hits = [(self._chunks[int(rows[i])], float(scores[i])) for i in order.tolist()]
+            chunks = self._chunks
+            hits = [(chunks[row], score) for row, score in zip(rows.tolist(), scores.tolist(), strict=True)]
         return [chunk_result(chunk, score) for chunk, score in hits]  # type: ignore[arg-type]
 
     def keyword_search(self, namespace: str, query: str, *, top_k: int, filter: FilterNode | None = None) -> list[Result]:
@@ -320,6 +334,29 @@ class MemoryStore:
             keys = self._matching_rows(namespace, filter).tolist() if filter is not None else None
             hits = index.search(query, top_k=top_k, keys=keys)
             return [chunk_result(self._chunks[row], score) for row, score in hits]  # type: ignore[index, arg-type, call-overload]
+
+    def hybrid_candidates(
+        self, namespace: str, vector: np.ndarray | None, query: str | None, *, top_k: int, filter: FilterNode | None = None
+    ) -> HybridCandidates:
+        """Both members of a hybrid query under one lock, as arrays (keys: row numbers); no ``Result`` built.
+
+        ``vector`` None: no vector candidates; ``query`` None: no keyword
+        candidates and a ceiling of 0.
+        """
+        with self._lock:
+            chunks = self._chunks
+            allowed = self._matching_rows(namespace, filter)
+            nearest = Candidates.empty()
+            if vector is not None:
+                rows, cosines = self._nearest(allowed, vector, top_k)
+                nearest = Candidates(rows, cosines.astype(np.float64), [chunks[r] for r in rows.tolist()])
+            keyword, ceiling = Candidates.empty(), 0.0
+            index = self._keyword.get(namespace)
+            if query is not None and index is not None:
+                keys = allowed.tolist() if filter is not None else None
+                found, scores, ceiling = index.ranked(query, top_k=top_k, keys=keys, ceiling=True)
+                keyword = Candidates(np.asarray(found, dtype=np.int64), scores, [chunks[r] for r in found])  # type: ignore[index, call-overload]
+        return HybridCandidates(nearest, keyword, ceiling, chunk_result)  # type: ignore[arg-type]
 
     def keyword_ceiling(self, namespace: str, query: str) -> float:
         """The query's best reachable BM25 score in the namespace (see :meth:`BM25Index.ceiling`)."""

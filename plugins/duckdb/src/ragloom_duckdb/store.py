@@ -36,10 +36,12 @@ from ragloom.plugin import (
     KEYWORD_SEARCH,
     VECTORS,
     BM25Index,
+    Candidates,
     Chunk,
     DimensionMismatchError,
     FilterError,
     FilterNode,
+    HybridCandidates,
     RagloomError,
     Result,
     SourceState,
@@ -348,6 +350,41 @@ class DuckDBStore:
             mirror = self._mirror(cursor)
             positions = mirror.positions(np.asarray([k for k, _ in hits], dtype=np.int64)).tolist()
             return [self._result(mirror.payloads[p], s) for p, (_, s) in zip(positions, hits, strict=True)]  # type: ignore[arg-type]
+
+    def hybrid_candidates(
+        self, namespace: str, vector: np.ndarray | None, query: str | None, *, top_k: int, filter: FilterNode | None = None
+    ) -> HybridCandidates | None:
+        """Both members of a hybrid query from the in-process mirror under one lock (keys: mirror positions).
+
+        None when the vector side would take the HNSW path (the retriever then
+        calls ``search`` and ``keyword_search``).
+        """
+        if vector is not None and self.plan(namespace, filter) == "hnsw":
+            return None
+        with self._db.lock, self._errors("hybrid search"):
+            if not self._has_chunks() or top_k <= 0:
+                return HybridCandidates(Candidates.empty(), Candidates.empty(), 0.0, self._result)
+            cursor = self._cursor()
+            mirror = self._mirror(cursor)
+            payloads = mirror.payloads
+            nearest = Candidates.empty()
+            row_ids = self._filtered_row_ids(cursor, namespace, filter) if filter is not None else None
+            if vector is not None:
+                allowed = mirror.allowed(namespace)
+                if row_ids is not None:
+                    matching = np.zeros(mirror.size, dtype=bool)
+                    matching[mirror.positions(row_ids)] = True
+                    allowed &= matching
+                positions, scores = mirror.top_k(self._check_query(vector), allowed, top_k)
+                nearest = Candidates(positions.astype(np.int64), scores.astype(np.float64), [payloads[p] for p in positions.tolist()])
+            keyword, ceiling = Candidates.empty(), 0.0
+            if query is not None:
+                index = self._keyword_index(cursor, namespace)
+                found, values, ceiling = index.ranked(query, top_k=top_k, keys=row_ids.tolist() if row_ids is not None else None, ceiling=True)
+                if found:
+                    positions = mirror.positions(np.asarray(found, dtype=np.int64)).astype(np.int64)
+                    keyword = Candidates(positions, values, [payloads[p] for p in positions.tolist()])
+            return HybridCandidates(nearest, keyword, ceiling, self._result)
 
     def keyword_ceiling(self, namespace: str, query: str) -> float:
         """The query's best reachable BM25 score in the namespace (see ``BM25Index.ceiling``)."""
