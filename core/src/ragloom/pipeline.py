@@ -24,6 +24,7 @@ Ingestion semantics (see docs/concepts.md):
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -201,15 +202,9 @@ class Pipeline:
             return executor.ingest(self, [IngestTarget(source=t, loader=n, tags=g) for t, n, g in targets], progress=progress)
         chunker_now = self.chunker_for(chunker)
         tally = _Tally()
-        with open_session(self.store, self.namespace) as session:
-            run = _IngestRun(self, session, tally, chunker_now)
-            try:
-                for target, target_loader, target_tags in targets:
-                    self._ingest_target(target, target_loader, target_tags, run, progress)
-            except RagloomError:
-                run.close(failed=True)  # the sources finished before the failure still commit
-                raise
-            run.close()
+        with open_session(self.store, self.namespace) as session, _IngestRun(self, session, tally, chunker_now) as run:
+            for target, target_loader, target_tags in targets:
+                self._ingest_target(target, target_loader, target_tags, run, progress)
         return tally.result()
 
     def _ingest_target(self, target: str, loader_name: str | None, tags: tuple[str, ...], run: _IngestRun, progress: ProgressCallback | None) -> None:
@@ -267,14 +262,8 @@ class Pipeline:
         """
         chunker_now = self.chunker_for(chunker)
         tally = _Tally()
-        with open_session(self.store, self.namespace) as session:
-            run = _IngestRun(self, session, tally, chunker_now)
-            try:
-                self._ingest_documents(documents, tuple(tags), run)
-            except RagloomError:
-                run.close(failed=True)
-                raise
-            run.close()
+        with open_session(self.store, self.namespace) as session, _IngestRun(self, session, tally, chunker_now) as run:
+            self._ingest_documents(documents, tuple(tags), run)
         return tally.result()
 
     def chunker_for(self, override: Any = None) -> Chunker:
@@ -705,15 +694,16 @@ class _IngestRun:
                 self.pipeline._fail(exc, self.tally, source=writer.source)
             start += count
 
-    def close(self, failed: bool = False) -> None:
-        """Commit the sources still held; after a failure (``failed``) errors of that are dropped."""
-        if not failed:
+    def __enter__(self) -> _IngestRun:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
+        """Commit the sources still held, also when a RagloomError stops the ingest (that error is the one reported)."""
+        if exc_type is None:
             self.drain()
-            return
-        try:
-            self.drain()
-        except RagloomError:
-            pass  # the failure being raised is the one to report
+        elif issubclass(exc_type, RagloomError):
+            with contextlib.suppress(RagloomError):
+                self.drain()
 
     def flush(self) -> None:
         """Make every committed source durable and visible (held sources first)."""
