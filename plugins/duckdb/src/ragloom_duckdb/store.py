@@ -297,12 +297,8 @@ class DuckDBStore:
                 if results is not None:
                     return results
             mirror = self._mirror(cursor)
-            allowed = mirror.allowed(namespace)
-            if filter is not None:
-                matching = np.zeros(mirror.size, dtype=bool)
-                matching[mirror.positions(self._filtered_row_ids(cursor, namespace, filter))] = True
-                allowed &= matching
-            positions, scores = mirror.top_k(query, allowed, top_k)
+            row_ids = self._filtered_row_ids(cursor, namespace, filter) if filter is not None else None
+            positions, scores = mirror.top_k(query, _allowed(mirror, namespace, row_ids), top_k)
             payloads = mirror.payloads
             return [self._result(payloads[p], s) for p, s in zip(positions.tolist(), scores.tolist(), strict=True)]  # type: ignore[arg-type]
 
@@ -370,12 +366,7 @@ class DuckDBStore:
             nearest = Candidates.empty()
             row_ids = self._filtered_row_ids(cursor, namespace, filter) if filter is not None else None
             if vector is not None:
-                allowed = mirror.allowed(namespace)
-                if row_ids is not None:
-                    matching = np.zeros(mirror.size, dtype=bool)
-                    matching[mirror.positions(row_ids)] = True
-                    allowed &= matching
-                positions, scores = mirror.top_k(self._check_query(vector), allowed, top_k)
+                positions, scores = mirror.top_k(self._check_query(vector), _allowed(mirror, namespace, row_ids), top_k)
                 nearest = Candidates(positions.astype(np.int64), scores.astype(np.float64), [payloads[p] for p in positions.tolist()])
             keyword, ceiling = Candidates.empty(), 0.0
             if query is not None:
@@ -737,3 +728,13 @@ def _checked_filter_sql(filter: FilterNode | None) -> tuple[str, list[Any]]:
             except UnicodeEncodeError as exc:
                 raise FilterError("filter value is not valid Unicode (a lone surrogate)") from exc
     return where, list(params)
+
+
+def _allowed(mirror: VectorMirror, namespace: str, row_ids: np.ndarray | None) -> np.ndarray:
+    """The mirror positions an exact search may return: the namespace's, narrowed to ``row_ids`` (a filter's match) when given."""
+    allowed = mirror.allowed(namespace)
+    if row_ids is not None:
+        matching = np.zeros(mirror.size, dtype=bool)
+        matching[mirror.positions(row_ids)] = True
+        allowed &= matching
+    return allowed
