@@ -240,6 +240,14 @@ def test_parse_combine_walk_and_predicate() -> None:
         ({"tags": {"$exists": True}}, {}, False),
         ({"source": {"$gte": "/s"}}, {}, True),
         ({"document_id": {"$ne": "d"}}, {}, False),
+        # the reserved keys keep their record's values inside $and / $or
+        ({"$and": [{"source": "/s"}, {"document_id": "d"}]}, {}, True),
+        ({"$and": [{"source": {"$gte": "/s"}}, {"n": {"$ne": 1}}]}, {}, True),
+        ({"$and": [{"document_id": {"$in": ["d", "e"]}}, {"n": {"$ne": 1}}]}, {}, True),
+        ({"$or": [{"source": "/s"}, {"n": 1}]}, {}, True),
+        ({"$or": [{"document_id": "d"}, {"n": 1}]}, {}, True),
+        ({"$or": [{"source": {"$ne": "/s"}}, {"document_id": {"$ne": "d"}}]}, {}, False),
+        ({"$and": [{"tags": {"$exists": False}}, {"source": {"$exists": True}}]}, {}, True),
     ],
 )
 def test_each_comparison_on_one_record(spec: dict, record: dict, expected: bool) -> None:
