@@ -72,7 +72,11 @@ QUICK: dict[str, list[str]] = {
 }
 
 #: a module's quick tests, when they are a file of their own rather than a ``-k`` selection
-QUICK_FILES: dict[str, list[str]] = {"tools": ["tests/test_tools.py"]}
+QUICK_FILES: dict[str, list[str]] = {
+    "tools": ["tests/test_tools.py"],
+    "duckdb_sqlfilter": ["plugins/duckdb/tests/test_duckdb_contract.py::TestDuckDBFileContract::test_hand_built_filter_trees"],
+    "pgvector_sqlfilter": ["plugins/pgvector/tests/test_pgvector_contract.py::TestPgVectorContract::test_hand_built_filter_trees"],
+}
 
 
 def _pytest(module: str, options: list[str], tests: list[str] | None = None) -> subprocess.CompletedProcess[str]:

@@ -39,7 +39,7 @@ BUILD = REPO / "build" / "mutation"
 #: the store contract's tests that exercise a filter (the targeted tests of a store's SQL translation)
 _FILTER_TESTS = [
     "test_filter_matches_memory_semantics", "test_every_filter_form_matches_memory_semantics", "test_delete_with_filter", "test_filter_keys_are_literal",
-    "test_pipeline_filters",
+    "test_pipeline_filters", "test_hand_built_filter_trees",
 ]
 
 #: module -> (files to mutate, relative to the staged ``src/``; tests to run, relative to the staged root)

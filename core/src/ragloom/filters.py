@@ -230,7 +230,16 @@ def matches(node: FilterNode | None, *, metadata: Mapping[str, Any], source: str
 
 
 def compile_predicate(node: FilterNode | None) -> Callable[..., bool]:
-    """A reusable predicate ``(metadata, source, document_id, tags) -> bool``."""
+    """A reusable predicate ``(metadata, source, document_id, tags) -> bool``.
+
+    A hand-built tree (``parse_filter`` passes one through) with an operator the
+    language does not have is a FilterError here, as in the SQL stores.
+    """
+    for condition in walk(node):
+        if condition.op not in OPERATORS:
+            raise FilterError(f"the memory store cannot evaluate operator {condition.op!r} (key {condition.key!r})")
+        if condition.key == "tags" and condition.op in ORDERING:
+            raise FilterError(f"operator {condition.op!r} is not defined for tags")
 
     def predicate(metadata: Mapping[str, Any], source: str, document_id: str, tags: tuple[str, ...]) -> bool:
         return matches(node, metadata=metadata, source=source, document_id=document_id, tags=tags)

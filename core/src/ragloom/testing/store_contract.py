@@ -15,6 +15,7 @@ memory store's evaluator.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -28,7 +29,7 @@ import numpy as np
 import pytest
 
 from ragloom.errors import DimensionMismatchError, FilterError, StoreError
-from ragloom.filters import matches, parse_filter
+from ragloom.filters import Condition, matches, parse_filter
 from ragloom.pipeline import Pipeline
 from ragloom.stores.base import CHUNKS, KEYWORD_SEARCH, VECTORS
 from ragloom.types import Chunk, make_document_id
@@ -785,6 +786,19 @@ class StoreContract:
     def test_invalid_filter_is_a_filter_error(self, store: Any) -> None:
         with pytest.raises(FilterError):
             parse_filter({"year": {"$regex": "x"}})
+
+    def test_hand_built_filter_trees(self, store: Any) -> None:
+        """A tree built from Condition directly (parse_filter passes it through unchecked): values the parser
+        would refuse match as :func:`matches` says, an unknown operator is a FilterError naming it."""
+        chunks = self._filter_store(store)
+        for node in (Condition("year", "$gt", True), Condition("year", "$in", ()), Condition("year", "$nin", ()), Condition("lang", "$gte", None)):
+            expected = sorted(c.source for c in chunks.values() if matches(node, metadata=c.metadata, source=c.source, document_id=c.document_id, tags=c.tags))
+            assert sorted(r.source for r in store.search(NS, _unit(0), top_k=100, filter=node)) == expected, node
+        for node in (Condition("year", "$regex", "x"), Condition("source", "$regex", "x"), Condition("tags", "$gt", "a")):
+            with pytest.raises(FilterError, match=re.escape(f"{node.op!r}")) as info:
+                store.search(NS, _unit(0), top_k=5, filter=node)
+            assert "tags" in str(info.value) if node.key == "tags" else repr(node.key) in str(info.value)
+        assert store.count(NS) == len(FILTER_RECORDS)
 
     # ------------------------------------------------------------------ capabilities
 

@@ -60,10 +60,12 @@ class _Builder(FilterVisitor[str]):
                 f"coalesce({self._json_type(pointer)} IN {_NUMERIC_TYPES} "
                 f"AND TRY_CAST(json_extract_string({self.metadata}, {self.bind(pointer)}) AS DOUBLE) {sql_op} {self.bind(float(value))}, false)"
             )
-        return (
-            f"coalesce({self._json_type(pointer)} = 'VARCHAR' "
-            f"AND json_extract_string({self.metadata}, {self.bind(pointer)}) {sql_op} {self.bind(str(value))}, false)"
-        )
+        if isinstance(value, str):
+            return (
+                f"coalesce({self._json_type(pointer)} = 'VARCHAR' "
+                f"AND json_extract_string({self.metadata}, {self.bind(pointer)}) {sql_op} {self.bind(value)}, false)"
+            )
+        return "false"  # a boolean or null (a hand-built tree): ordered against nothing
 
     def metadata_condition(self, node: Condition) -> str:
         pointer = json_pointer(node.key)
@@ -76,7 +78,7 @@ class _Builder(FilterVisitor[str]):
         if op == "$ne":
             return f"NOT {self._metadata_eq(pointer, value)}"
         if op in ("$in", "$nin"):
-            any_of = "(" + " OR ".join(self._metadata_eq(pointer, item) for item in value) + ")"
+            any_of = "(" + " OR ".join(self._metadata_eq(pointer, item) for item in value) + ")" if value else "false"
             return any_of if op == "$in" else f"NOT {any_of}"
         if op in ("$gt", "$gte", "$lt", "$lte"):
             return self._metadata_order(pointer, op, value)
