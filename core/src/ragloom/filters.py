@@ -253,9 +253,11 @@ def walk(node: FilterNode | None) -> Iterator[Condition]:
         return
     if isinstance(node, Condition):
         yield node
-    else:
+    elif isinstance(node, (And, Or)):
         for item in node.items:
             yield from walk(item)
+    else:
+        raise FilterError(f"not a parsed filter: {_show(node)}")
 
 
 T = TypeVar("T")
