@@ -178,6 +178,8 @@ def test_parse_combine_walk_and_predicate() -> None:
     assert parse_filter({"l": {"$in": ["x", "y"]}}) == Condition("l", "$in", ("x", "y"))
     assert [(c.key, c.op) for c in walk(tree)] == [("a", "$eq"), ("b", "$gt"), ("b", "$lt"), ("tags", "$eq")]
     assert list(walk(None)) == []
+    with pytest.raises(FilterError, match=r"^not a parsed filter: \{'a': 1\}$"):
+        list(walk({"a": 1}))  # type: ignore[arg-type]
     assert combine(None, None) is None
     assert combine({"a": 1}, None) == Condition("a", "$eq", 1)
     assert combine({"a": 1}, {"b": 2}) == And((Condition("a", "$eq", 1), Condition("b", "$eq", 2)))
