@@ -76,6 +76,7 @@ QUICK_FILES: dict[str, list[str]] = {
     "tools": ["tests/test_tools.py"],
     "duckdb_sqlfilter": ["plugins/duckdb/tests/test_duckdb_contract.py::TestDuckDBFileContract::test_hand_built_filter_trees"],
     "pgvector_sqlfilter": ["plugins/pgvector/tests/test_pgvector_contract.py::TestPgVectorContract::test_hand_built_filter_trees"],
+    "fetch": ["plugins/web/tests/test_web_async.py"],
 }
 
 

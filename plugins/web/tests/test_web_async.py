@@ -166,3 +166,25 @@ def test_a_declared_oversized_body_is_refused_before_reading_on_the_async_path(s
     truncating = make_loader(allow_private_network=True, max_response_bytes=100_000, on_too_large="truncate", respect_robots=False)
     [document], _ = load_on_loop(truncating, server.url("/big"))
     assert len(document.text) == 100_000
+
+
+def test_a_body_that_stops_is_a_read_timeout_or_the_total_timeout_on_the_async_path(server: LocalServer) -> None:
+    """A body that stops arriving: read_timeout names the body (not the headers); a total_timeout shorter than
+    read_timeout ends the wait at the total deadline, not at read_timeout."""
+
+    def stall(request: BaseHTTPRequestHandler) -> None:
+        request.send_response(200)
+        request.send_header("Content-Type", "text/plain")
+        request.send_header("Content-Length", "1000")
+        request.end_headers()
+        request.wfile.write(b"z")
+        request.wfile.flush()
+        time.sleep(6.0)
+
+    server.route("/stall", stall)
+    with pytest.raises(WebLoaderError, match=r"timed out reading the body \(ReadTimeout\)"):
+        load_on_loop(make_loader(allow_private_network=True, read_timeout=0.5, total_timeout=30.0, retries=0, respect_robots=False), server.url("/stall"))
+    started = time.monotonic()
+    with pytest.raises(WebLoaderError, match="total_timeout of 1.0s exceeded while reading the body"):
+        load_on_loop(make_loader(allow_private_network=True, read_timeout=5.0, total_timeout=1.0, retries=0, respect_robots=False), server.url("/stall"))
+    assert time.monotonic() - started < 4.0
