@@ -128,7 +128,7 @@ def test_total_timeout_stops_a_drip_before_the_headers_on_the_async_path(server:
 
     server.route("/page", drip)
     started = time.monotonic()
-    with pytest.raises(WebLoaderError, match="total_timeout"):
+    with pytest.raises(WebLoaderError, match="total_timeout of 1.0s exceeded before the response headers arrived"):
         load_on_loop(make_loader(allow_private_network=True, total_timeout=1.0, read_timeout=5.0, retries=0, respect_robots=False), server.url("/page"))
     assert time.monotonic() - started < 3.0
 
@@ -188,3 +188,11 @@ def test_a_body_that_stops_is_a_read_timeout_or_the_total_timeout_on_the_async_p
     with pytest.raises(WebLoaderError, match="total_timeout of 1.0s exceeded while reading the body"):
         load_on_loop(make_loader(allow_private_network=True, read_timeout=5.0, total_timeout=1.0, retries=0, respect_robots=False), server.url("/stall"))
     assert time.monotonic() - started < 4.0
+
+
+def test_a_body_of_exactly_max_response_bytes_is_read_whole_on_the_async_path(server: LocalServer) -> None:
+    """The limit is inclusive: Content-Length == max_response_bytes passes the early check and the raw budget."""
+    server.route("/exact", b"x" * 1_000_000, content_type="text/plain")
+    loader = make_loader(allow_private_network=True, max_response_bytes=1_000_000, on_too_large="fail", respect_robots=False)
+    [document], _ = load_on_loop(loader, server.url("/exact"))
+    assert len(document.text) == 1_000_000
