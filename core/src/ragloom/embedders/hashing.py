@@ -15,7 +15,7 @@ import threading
 import zlib
 from collections import Counter
 from collections.abc import Sequence
-from itertools import chain, filterfalse
+from itertools import chain, filterfalse, repeat
 from typing import Literal
 
 import attrs
@@ -214,12 +214,15 @@ class HashEmbedder:
         if len(self._ids) > self._MAX_WORDS:
             self._reset_cache()
         ids = self._ids
-        unseen = list(dict.fromkeys(filterfalse(ids.__contains__, chain.from_iterable(counters))))
-        if unseen:
-            self._learn(unseen)
-        words = np.fromiter(map(ids.__getitem__, chain.from_iterable(counters)), dtype=np.int64)
-        if not len(words):
+        every = list(chain.from_iterable(counters))
+        if not every:
             return
+        words = np.fromiter(map(ids.get, every, repeat(-1)), dtype=np.int64, count=len(every))  # one pass; -1: not seen yet
+        missing = np.flatnonzero(words < 0)
+        if len(missing):
+            new = [every[i] for i in missing.tolist()]
+            self._learn(list(dict.fromkeys(new)))
+            words[missing] = [ids[word] for word in new]
         per_text = np.fromiter(map(len, counters), dtype=np.int64, count=len(counters))
         counts = np.fromiter(chain.from_iterable(c.values() for c in counters), dtype=np.int64, count=len(words))
         scales = self._scale_table(int(counts.max()))[counts]
