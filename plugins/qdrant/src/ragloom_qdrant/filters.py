@@ -127,6 +127,8 @@ class ToQdrant(FilterVisitor[models.Filter]):
         if op in ORDERING:
             if isinstance(value, str):
                 return ALL  # residual: checked exactly by the plugin on the candidates
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                return NONE  # a boolean or null (a hand-built tree): ordered against nothing, as in memory
             self.fields.add(f"n_{h}")
             return models.Filter(must=[models.FieldCondition(key=f"n_{h}", range=models.Range(**{ORDERING[op]: float(value)}))])
         tokens = [t for t in (token(v) for v in values) if t is not None]
@@ -140,6 +142,8 @@ class ToQdrant(FilterVisitor[models.Filter]):
             empty = models.IsEmptyCondition(is_empty=models.PayloadField(key="tags"))
             return models.Filter(must_not=[empty]) if value else models.Filter(must=[empty])
         if op in ORDERING:
+            if key == "tags":
+                raise FilterError(f"operator {op!r} is not defined for tags")
             return ALL if isinstance(value, str) else NONE  # a string ordering is residual; a number never compares to a string
         strings = [v for v in values if isinstance(v, str)]
         return _membership(op, key, list(dict.fromkeys(strings)))
