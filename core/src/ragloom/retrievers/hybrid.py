@@ -106,6 +106,7 @@ class HybridRetriever:
         self.store = store
         self.keyword = keyword_searcher(store, namespace, "hybrid")
         self.embedder = embedder
+        self._vector_informative = not fusion.lexical(embedder)
         self.namespace = namespace
         self._scope = Scope(config)
 
@@ -162,15 +163,16 @@ class HybridRetriever:
         if c.mode == "auto":
             fused, weights = self._fuse_auto(size, kpos, kscores, vscores, found.keyword_ceiling, complete_keyword)
             extra = {"keyword_weight": weights[0], "vector_weight": weights[1], "query_relevance": fusion.query_relevance(vscores, fused)}
-        elif c.mode == "rrf":
-            fused = np.zeros(size)
-            fused[:nv] = c.weights.vector / (c.rrf_k + np.arange(1, nv + 1))
-            fused[kpos] += c.weights.bm25 / (c.rrf_k + np.arange(1, len(kpos) + 1))
+            order = fusion.best_first(fused, kpos, weights)[:limit]
         else:
             fused = np.zeros(size)
-            fused[:nv] = c.weights.vector * _normalise(vscores)
-            fused[kpos] += c.weights.bm25 * _normalise(kscores)
-        order = np.argsort(-fused, kind="stable")[:limit]  # ties: first seen (vector list first, then keyword)
+            if c.mode == "rrf":
+                fused[:nv] = c.weights.vector / (c.rrf_k + np.arange(1, nv + 1))
+                fused[kpos] += c.weights.bm25 / (c.rrf_k + np.arange(1, len(kpos) + 1))
+            else:
+                fused[:nv] = c.weights.vector * _normalise(vscores)
+                fused[kpos] += c.weights.bm25 * _normalise(kscores)
+            order = np.argsort(-fused, kind="stable")[:limit]  # ties: first seen (vector list first, then keyword)
         # each picked position's index in the keyword list (-1: not there); in the vector list it is the position itself
         in_keyword = np.full(size, -1, dtype=np.intp)
         in_keyword[kpos] = np.arange(len(kpos))
@@ -198,7 +200,9 @@ class HybridRetriever:
         vec = fusion.vector_values(vscores)
         kw_floor = fusion.floor_value(kw, complete=complete_keyword)
         vec_floor = fusion.floor_value(vec, complete=False)
-        weights = fusion.query_weights(kw, kw_floor, vec, vec_floor, prior=(c.weights.bm25, c.weights.vector), sharpness=c.sharpness)
+        weights = fusion.query_weights(
+            kw, kw_floor, vec, vec_floor, prior=(c.weights.bm25, c.weights.vector), sharpness=c.sharpness, vector_informative=self._vector_informative
+        )
         return fusion.fuse_union(size, kpos, kw, kw_floor, vec, vec_floor, weights), weights
 
 
