@@ -34,6 +34,8 @@ RESULTS = {
     "before_duckdb": ROOT / "bench" / "retrieval" / "results" / "latency-before-fusion-arrays-duckdb.json",
     "before_memory_200": ROOT / "bench" / "retrieval" / "results" / "latency-before-fusion-arrays-memory-200chars.json",
     "before_duckdb_200": ROOT / "bench" / "retrieval" / "results" / "latency-before-fusion-arrays-duckdb-200chars.json",
+    "fusion_cost": ROOT / "bench" / "retrieval" / "results" / "fusion-cost.json",
+    "fusion_cost_duckdb": ROOT / "bench" / "retrieval" / "results" / "fusion-cost-duckdb.json",
     "rerankers_minilm": ROOT / "bench" / "retrieval" / "results" / "rerankers_minilm.json",
     "rerankers_hash": ROOT / "bench" / "retrieval" / "results" / "rerankers_hash.json",
 }
@@ -180,6 +182,22 @@ def latency(data: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def fusion_cost(data: dict[str, Any]) -> str:
+    """The fusion's own cost per query, the earlier code against today's, from fusion_cost.py."""
+    lines = ["| store | before: CPU ms | wall ms | **after: CPU ms** | wall ms | same results | load average |", "|---|---:|---:|---:|---:|---|---:|"]
+    for name in ("fusion_cost", "fusion_cost_duckdb"):
+        if name not in data:
+            continue
+        run = data[name]
+        rows = {row["name"]: row for row in run["rows"]}
+        b, a = rows["before"], rows["after"]
+        lines.append(
+            f"| {run['store']} | {b['cpu_ms']:.3f} | {b['wall_ms']:.3f} | **{a['cpu_ms']:.3f}** | {a['wall_ms']:.3f} | "
+            f"{'yes' if run['same_results'] else 'NO'} | {run['load_average']:.1f} |"
+        )
+    return "\n".join(lines)
+
+
 def fusion_lexical(data: dict[str, Any]) -> str:
     """``auto`` fusing a lexical dense member against BM25 alone, per query, and what could have told the queries apart."""
     lines = [
@@ -230,6 +248,7 @@ TABLES: dict[str, tuple[str, Callable[[dict[str, Any]], str]]] = {
     "fusion-summary": ("fusion", fusion_summary),
     "fusion-sharpness": ("fusion", fusion_sharpness),
     "fusion-lexical": ("fusion", fusion_lexical),
+    "fusion-cost": ("fusion_cost", fusion_cost),
     "abstention": ("fusion", abstention),
     "abstention-summary": ("fusion", abstention_summary),
     "eval-minilm": ("eval_minilm", eval_minilm),
