@@ -105,3 +105,16 @@ def test_a_vector_member_that_separates_nothing_gives_the_keyword_order_ties_inc
         assert [r.chunk_id for r in fused][: len(keyword)] == keyword, query
         assert fused[0].metadata["vector_weight"] == 0.0
         assert [r.score for r in fused] == sorted((r.score for r in fused), reverse=True)
+
+
+def test_a_chunk_listed_twice_by_a_member_is_fused_once_at_its_best_place() -> None:
+    from ragloom.types import Result
+
+    def hit(cid: str, score: float) -> Result:
+        return Result(chunk_id=cid, document_id=cid, text=cid, score=score, source=f"/{cid}")
+
+    retriever = HybridRetriever(HybridConfig(mode="rrf"), store=MemoryStore(), embedder=TableEmbedder({}, [1, 0]), namespace=NS)
+    fused = retriever.fuse([hit("a", 3.0), hit("b", 2.0), hit("a", 1.0)], [hit("b", 0.9), hit("b", 0.8), hit("c", 0.1)])
+    assert sorted(r.chunk_id for r in fused) == ["a", "b", "c"]
+    b = next(r for r in fused if r.chunk_id == "b")
+    assert (b.metadata["vector_rank"], b.metadata["keyword_rank"]) == (1, 2)

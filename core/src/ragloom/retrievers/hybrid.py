@@ -219,8 +219,10 @@ def from_results(keyword: list[Result], vector: list[Result], ceiling: float) ->
     numbers: dict[str, int] = {}
     sides = []
     for results in (vector, keyword):
-        keys = np.fromiter((numbers.setdefault(r.chunk_id, len(numbers)) for r in results), dtype=np.int64, count=len(results))
-        sides.append(Candidates(keys, np.fromiter((r.score for r in results), dtype=np.float64, count=len(results)), results))
+        first = {r.chunk_id: i for i, r in reversed(list(enumerate(results)))}  # a ranking names a chunk once: at its best place
+        distinct = [r for i, r in enumerate(results) if first[r.chunk_id] == i]
+        keys = np.fromiter((numbers.setdefault(r.chunk_id, len(numbers)) for r in distinct), dtype=np.int64, count=len(distinct))
+        sides.append(Candidates(keys, np.fromiter((r.score for r in distinct), dtype=np.float64, count=len(distinct)), distinct))
     return HybridCandidates(sides[0], sides[1], ceiling, _rescored)
 
 
