@@ -72,7 +72,9 @@ def test_first_ingest_unchanged_reingest_and_an_edit_report_exact_counts(tmp_pat
     (docs / "b.md").write_text("a new markdown line.", encoding="utf-8")
     edited = pipeline.ingest(docs)
     # removed: b.md's one old chunk, replaced by the new one
-    assert edited == IngestResult(documents=2, chunks=1, embedded=1, unchanged=1, removed=1, sources=2, unchanged_sources=1, skipped=(c,))
+    assert edited == IngestResult(
+        documents=2, chunks=1, embedded=1, unchanged=1, removed=1, sources=2, unchanged_sources=1, skipped=(c,)
+    )
     assert embedder.texts == 4
     assert pipeline.stats()["documents_ingested"] == 3 and pipeline.stats()["chunks_written"] == 4
     assert sorted(pipeline.sources()) == [a, b]
@@ -89,7 +91,13 @@ def test_a_vanished_file_is_removed_and_reported_with_its_chunk_count(tmp_path: 
     result = pipeline.ingest(docs)
     a = str(docs / "a.txt")
     assert result == IngestResult(
-        documents=1, unchanged=1, sources=1, unchanged_sources=1, removed=2, removed_sources=(a,), skipped=(str(docs / "c.unknownsuffix"),)
+        documents=1,
+        unchanged=1,
+        sources=1,
+        unchanged_sources=1,
+        removed=2,
+        removed_sources=(a,),
+        skipped=(str(docs / "c.unknownsuffix"),),
     )
     assert sorted(pipeline.sources()) == [str(docs / "b.md"), str(sibling / "s.txt")]
 
@@ -167,7 +175,11 @@ def test_a_file_name_that_is_not_utf8_fails_with_a_printable_name(tmp_path: Path
     pipeline = build(on_error="skip")
     result = pipeline.ingest(docs)
     assert result.failed == (
-        Failure(source=str(docs / "bad\\xff.txt"), reason="file name is not valid Unicode (not UTF-8); rename the file", error="LoaderError"),
+        Failure(
+            source=str(docs / "bad\\xff.txt"),
+            reason="file name is not valid Unicode (not UTF-8); rename the file",
+            error="LoaderError",
+        ),
     )
     assert result.sources == 1 and pipeline.sources() == [str(docs / "good.txt")]
 
@@ -223,9 +235,7 @@ def test_a_named_loader_reads_a_file_whatever_its_suffix(tmp_path: Path) -> None
 def test_configured_sources_get_their_tags_then_the_calls_tags_once_each(tmp_path: Path) -> None:
     path = tmp_path / "a.txt"
     path.write_text("some text.", encoding="utf-8")
-    pipeline = (
-        Pipeline.builder().embedder("hash", dim=32).store(MemoryStore()).source(str(path), tags=["handbook", "v1"]).build()
-    )
+    pipeline = Pipeline.builder().embedder("hash", dim=32).store(MemoryStore()).source(str(path), tags=["handbook", "v1"]).build()
     result = pipeline.ingest(tags=["v1", "extra"])
     assert result.sources == 1
     assert [c.tags for c in chunks(pipeline)] == [("handbook", "v1", "extra")]
@@ -262,8 +272,12 @@ def test_rows_changed_kept_retagged_and_deleted_in_one_reingest(tmp_path: Path) 
     write_jsonl(path, rows)
     embedder = CountingEmbedder(dim=64)
     pipeline = (
-        Pipeline.builder().chunker("recursive", size=40, overlap=0).embedder(embedder).store(MemoryStore())
-        .loader("jsonl", content_field="text", id_field="id", metadata_fields=["kind"]).build()
+        Pipeline.builder()
+        .chunker("recursive", size=40, overlap=0)
+        .embedder(embedder)
+        .store(MemoryStore())
+        .loader("jsonl", content_field="text", id_field="id", metadata_fields=["kind"])
+        .build()
     )
     assert pipeline.ingest(path) == IngestResult(documents=4, chunks=4, embedded=4, sources=1)
     rows[0]["text"] = "row 0 rewritten."
@@ -275,7 +289,9 @@ def test_rows_changed_kept_retagged_and_deleted_in_one_reingest(tmp_path: Path) 
     assert result == IngestResult(documents=3, chunks=1, embedded=1, updated=1, unchanged=1, removed=2, sources=1)
     assert embedder.texts == 5
     assert sorted((c.text, c.metadata.get("kind")) for c in chunks(pipeline)) == [
-        ("row 0 rewritten.", "a"), ("row 1 text.", "b"), ("row 2 text.", "a"),
+        ("row 0 rewritten.", "a"),
+        ("row 1 text.", "b"),
+        ("row 2 text.", "a"),
     ]
 
 
