@@ -16,10 +16,23 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 from helpers import CountingEmbedder
 
-from ragloom import ConfigError, Document, EmbeddingError, Failure, IngestResult, LoaderError, Pipeline
+from ragloom import (
+    ConfigError,
+    Document,
+    EmbeddingError,
+    Failure,
+    IngestResult,
+    IngestTarget,
+    LoaderError,
+    Pipeline,
+    Registry,
+    hookimpl,
+    make_plugin_manager,
+)
 from ragloom.pipeline import Progress
 from ragloom.stores.memory import MemoryStore
 
@@ -386,3 +399,75 @@ def test_an_app_source_that_now_has_fewer_documents_reports_the_removed_chunks()
     result = pipeline.ingest_documents([Document(id="d0", text="doc 0.", source="app:1")])
     assert result == IngestResult(documents=1, unchanged=1, removed=2, sources=1)
     assert [c.text for c in chunks(pipeline)] == ["doc 0."]
+
+
+# ---------------------------------------------------------------------- an executor receives the ingest
+
+
+@attrs.frozen(kw_only=True)
+class HandOverConfig:
+    note: str = "none"
+
+
+class HandOver:
+    """An executor that records what it was handed and answers with a fixed result."""
+
+    def __init__(self, config: HandOverConfig, context: Any):
+        self.config = config
+        self.context = context
+        self.calls: list[tuple[Any, list[IngestTarget], Any]] = []
+
+    def ingest(self, pipeline: Pipeline, targets: Any, *, progress: Any = None) -> IngestResult:
+        self.calls.append((pipeline, list(targets), progress))
+        return IngestResult(sources=len(self.calls))
+
+
+class HandOverPlugin:
+    def __init__(self) -> None:
+        self.built: list[HandOver] = []
+
+    @hookimpl
+    def register_executors(self, register: Any) -> None:
+        def factory(config: HandOverConfig, context: Any) -> HandOver:
+            self.built.append(HandOver(config, context))
+            return self.built[-1]
+
+        register("handover", factory, config=HandOverConfig)
+
+
+def test_an_executor_is_handed_the_pipeline_every_target_and_the_progress_callback(tmp_path: Path) -> None:
+    plugin = HandOverPlugin()
+    registry = Registry(make_plugin_manager(extra_plugins=[plugin]))
+    store = MemoryStore()
+    pipeline = (
+        Pipeline.builder(registry=registry)
+        .namespace("shop")
+        .base_dir(tmp_path)
+        .embedder("hash", dim=32)
+        .store(store)
+        .source("configured.txt", tags=["c"])
+        .ingest_options(executor="handover", handover={"note": "n"})
+        .build()
+    )
+    seen: list[Progress] = []
+    result = pipeline.ingest(["one.txt", tmp_path / "two"], loader="text", tags=["t"], progress=seen.append)
+    assert result == IngestResult(sources=1)
+    [executor] = plugin.built
+    assert executor.config == HandOverConfig(note="n")
+    context = executor.context
+    assert context.registry is registry and context.base_dir == tmp_path and context.namespace == "shop"
+    assert context.embedder is pipeline.embedder and context.store is store
+    [(handed, targets, progress)] = executor.calls
+    assert handed is pipeline and progress == seen.append
+    assert targets == [
+        IngestTarget(source="one.txt", loader="text", tags=("t",)),
+        IngestTarget(source=str(tmp_path / "two"), loader="text", tags=("t",)),
+    ]
+    assert pipeline.ingest(tags=["x"]) == IngestResult(sources=1)
+    assert plugin.built[-1].calls[0][1] == [IngestTarget(source="configured.txt", loader=None, tags=("c", "x"))]
+    with pytest.raises(ConfigError) as raised:
+        pipeline.ingest("one.txt", chunker={"type": "recursive"})
+    assert str(raised.value).startswith(
+        "a per-call chunker is not supported with the 'handover' executor: set [chunker] in the config"
+    )
+    assert store.sources("shop") == []
