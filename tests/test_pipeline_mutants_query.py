@@ -10,13 +10,25 @@ store and hash embedder.
 
 from __future__ import annotations
 
+import logging
 import warnings
 from collections.abc import Sequence
 from typing import Any
 
+import attrs
 import pytest
 
-from ragloom import ConfigError, Document, Pipeline, Result
+from ragloom import (
+    ConfigError,
+    DimensionMismatchError,
+    Document,
+    Pipeline,
+    Registry,
+    RerankError,
+    Result,
+    hookimpl,
+    make_plugin_manager,
+)
 from ragloom.pipeline import iter_results_as_dicts
 from ragloom.stores.memory import MemoryStore
 
@@ -181,3 +193,115 @@ def test_results_as_dicts_are_json_ready_and_ranked_from_one() -> None:
     assert type(first["span"]) is list and type(first["tags"]) is list and first["metadata"]["kind"] == "manual"
     assert first["citation"].startswith("app:lamp") and first["document_id"] == DOCUMENTS[0].id
     assert list(iter_results_as_dicts([])) == []
+
+
+# ---------------------------------------------------------------------- a failing reranker
+
+
+class Failing:
+    """A reranker instance that fails on every call (``top_n`` optional, like a plugin's)."""
+
+    def __init__(self, top_n: int | None = None, strict: bool = False):
+        if top_n is not None:
+            self.top_n = top_n
+        self.config = StrictConfig(strict=strict)
+
+    def rerank(self, query: str, results: Sequence[Result], top_n: int | None = None) -> list[Result]:
+        raise KeyError("boom")
+
+
+@attrs.frozen
+class StrictConfig:
+    strict: bool = False
+
+
+class FellBack:
+    """A reranker that falls back by itself: the retrieval order, marked, without raising."""
+
+    def rerank(self, query: str, results: Sequence[Result], top_n: int | None = None) -> list[Result]:
+        return [attrs.evolve(r, metadata={**r.metadata, "rerank_fallback": True}) for r in results[: top_n or 2]]
+
+
+def test_a_failing_reranker_keeps_the_retrieval_order_logs_and_counts_once(caplog: pytest.LogCaptureFixture) -> None:
+    plain = build().query("the kettle boils water", top_k=3)
+    pipeline = build(Failing(top_n=2))
+    with caplog.at_level(logging.WARNING):
+        results = pipeline.query("the kettle boils water")
+    assert [r.chunk_id for r in results] == [r.chunk_id for r in plain[:2]]  # the reranker's own top_n: 2
+    assert all(r.metadata["rerank_fallback"] is True for r in results)
+    [record] = [r for r in caplog.records if "keeping retrieval order" in r.getMessage()]
+    assert record.name == "ragloom.pipeline"
+    assert record.getMessage().startswith("reranker Failing failed, keeping retrieval order: reranker Failing failed: KeyError")
+    assert pipeline.stats()["rerank_failures"] == 1
+    assert [r.chunk_id for r in pipeline.query("the kettle boils water", top_k=1)] == [plain[0].chunk_id]
+    assert pipeline.stats()["rerank_failures"] == 2
+    no_top_n = build(Failing())
+    assert len(no_top_n.query("the kettle boils water")) == 3  # no top_n: the whole pool of 3
+
+
+def test_a_reranker_that_fell_back_by_itself_is_counted() -> None:
+    pipeline = build(FellBack())
+    results = pipeline.query("lamp", top_k=2)
+    assert len(results) == 2 and pipeline.stats()["rerank_failures"] == 1
+    recorder = build(Recorder())
+    recorder.query("lamp", top_k=2)
+    assert recorder.stats()["rerank_failures"] == 0
+
+
+def test_a_strict_reranker_raises_naming_itself() -> None:
+    with pytest.raises(RerankError, match="reranker Failing failed: KeyError"):
+        build(Failing(strict=True)).query("lamp")
+
+
+class Boom:
+    def __init__(self, config: Any):
+        self.config = config
+        self.top_n = 2
+
+    def rerank(self, query: str, results: Sequence[Result], top_n: int | None = None) -> list[Result]:
+        raise ValueError("the service is down")
+
+
+class BoomPlugin:
+    @hookimpl
+    def register_rerankers(self, register: Any) -> None:
+        register("boom", lambda config, context: Boom(config), config=StrictlessConfig)
+
+
+@attrs.frozen
+class StrictlessConfig:
+    note: str = ""
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_a_registered_reranker_is_named_by_its_type_and_strict_comes_from_the_reranker_table(
+    strict: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    registry = Registry(make_plugin_manager(extra_plugins=[BoomPlugin()]))
+    pipeline = (
+        Pipeline.builder(registry=registry).embedder("hash", dim=128).store(MemoryStore()).reranker("boom", strict=strict).build()
+    )
+    pipeline.ingest_documents(DOCUMENTS)
+    if strict:
+        with pytest.raises(RerankError, match="reranker 'boom' failed: ValueError: the service is down"):
+            pipeline.query("lamp")
+        return
+    with caplog.at_level(logging.WARNING):
+        assert len(pipeline.query("lamp")) == 2
+    assert any(r.getMessage().startswith("reranker 'boom' failed, keeping retrieval order") for r in caplog.records)
+
+
+def test_a_store_of_another_dimension_is_refused_with_both_dimensions() -> None:
+    store = MemoryStore()
+    Pipeline.builder().embedder("hash", dim=64).store(store).build().ingest_documents(DOCUMENTS[:1])
+    assert Pipeline.builder().embedder("hash", dim=64).store(store).build().store is store  # the same dimension: fine
+    with pytest.raises(DimensionMismatchError) as raised:
+        Pipeline.builder().embedder("hash", dim=32).store(store).build()
+    assert (raised.value.store_dim, raised.value.embedder_dim) == (64, 32)
+    assert "store holds vectors of dimension 64, but the embedder makes dimension 32" in str(raised.value)
+
+
+def test_a_fresh_pipeline_counts_nothing_yet() -> None:
+    pipeline = Pipeline.builder().embedder("hash", dim=16).store(MemoryStore()).build()
+    stats = pipeline.stats()
+    assert (stats["documents_ingested"], stats["chunks_written"], stats["queries"], stats["rerank_failures"]) == (0, 0, 0, 0)
