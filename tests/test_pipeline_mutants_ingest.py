@@ -471,3 +471,56 @@ def test_an_executor_is_handed_the_pipeline_every_target_and_the_progress_callba
         "a per-call chunker is not supported with the 'handover' executor: set [chunker] in the config"
     )
     assert store.sources("shop") == []
+
+
+def test_a_loaders_own_error_with_on_error_fail_is_raised_unwrapped(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"text": "fine"}\n{not json\n', encoding="utf-8")
+    pipeline = build(on_error="fail")
+    with pytest.raises(LoaderError) as raised:
+        pipeline.ingest(bad)
+    assert raised.value.source == str(bad) and "LoaderError: " not in str(raised.value)
+    assert pipeline.sources() == []
+
+
+# ---------------------------------------------------------------------- one namespace only
+
+
+def test_removal_counts_and_clear_touch_the_pipelines_own_namespace_only(tmp_path: Path) -> None:
+    store = MemoryStore()
+    docs, sibling = tmp_path / "docs", tmp_path / "docs2"
+    for folder in (docs, sibling):
+        folder.mkdir()
+        (folder / "a.txt").write_text(TWO_CHUNKS, encoding="utf-8")
+
+    def pipeline_in(namespace: str) -> Pipeline:
+        return (
+            Pipeline.builder()
+            .namespace(namespace)
+            .base_dir(tmp_path)
+            .chunker("recursive", size=40, overlap=0)
+            .embedder("hash", dim=32)
+            .store(store)
+            .build()
+        )
+
+    shop, other = pipeline_in("shop"), pipeline_in("other")
+    for pipeline in (shop, other):
+        pipeline.ingest([docs, sibling])
+        pipeline.ingest_documents([Document.create("an app record.", "ticket:1")])
+    a, s = str(docs / "a.txt"), str(sibling / "a.txt")
+    assert shop.source_counts() == {a: 2, s: 2, "ticket:1": 1}
+    assert shop.match_sources("docs/") == [a] and shop.match_sources(docs) == [a]  # a folder: its files, not docs2's
+    assert shop.match_sources("ticket:1") == ["ticket:1"] and shop.match_sources("https://example.org/x") == []
+    assert shop.match_sources("docs/a.txt") == [a] and shop.match_sources("nothing-here") == []
+    assert shop.remove_source("docs") == 2 and shop.remove_sources(["ticket:1"]) == {"ticket:1": 1}
+    assert shop.source_counts() == {s: 2}
+    assert other.source_counts() == {a: 2, s: 2, "ticket:1": 1}
+    assert shop.clear() == 2 and shop.sources() == [] and store.count("shop") == 0
+    assert sorted(other.sources()) == sorted([a, s, "ticket:1"]) and store.count("other") == 5
+    for blank in ("", "   "):
+        with pytest.raises(ConfigError) as raised:
+            other.match_sources(blank)
+        assert str(raised.value).startswith(
+            "a source to remove must be a non-empty path, URL or id (use clear() to empty the namespace)"
+        )
