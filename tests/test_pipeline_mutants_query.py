@@ -305,3 +305,30 @@ def test_a_fresh_pipeline_counts_nothing_yet() -> None:
     pipeline = Pipeline.builder().embedder("hash", dim=16).store(MemoryStore()).build()
     stats = pipeline.stats()
     assert (stats["documents_ingested"], stats["chunks_written"], stats["queries"], stats["rerank_failures"]) == (0, 0, 0, 0)
+
+
+def test_a_failing_reranker_keeping_nothing_is_still_counted() -> None:
+    pipeline = build(Failing(top_n=0))
+    assert pipeline.query("lamp") == []
+    assert pipeline.stats()["rerank_failures"] == 1
+
+
+def test_the_threshold_hint_quotes_the_best_result_of_a_one_result_query() -> None:
+    """With a reranker, 'the best' is the reranked first of the pool a top_k=1 query fetches (4 candidates)."""
+    pipeline = build(Recorder(top_n=3))
+    extra = ["lamp lamp bright lamp", "the lamp is on the table", "a street lamp post outside tonight"]
+    pipeline.ingest_documents([Document.create(text, f"app:extra{i}") for i, text in enumerate(extra)])
+    # 6 chunks of distinct scores: pools of 4 (top_k=1), 8 (top_k=2) and the retriever's 3 (no top_k) differ
+    ranked = pipeline.store.search(pipeline.namespace, pipeline.embedder.embed_query("lamp"), top_k=6)
+    fourth = ranked[3].score  # a pool of 4, reversed by the reranker: the 4th nearest comes first
+    hint = pipeline.explain_empty("lamp", threshold=0.999)
+    assert hint == f"no result scored at least the threshold 0.999 (the best scored {fourth:.3f})"
+
+
+def test_builder_llm_options_are_checked_under_the_llm_key() -> None:
+    with pytest.raises(ConfigError) as raised:
+        Pipeline.builder().llm("openai", nope=1)
+    assert str(raised.value).startswith("unknown key 'nope' @ $.llm (allowed:")
+    with pytest.raises(ConfigError) as raised:
+        Pipeline.builder().llm(model=3)  # no name: the openai client
+    assert str(raised.value).startswith("invalid value 3 @ $.llm.model: expected a string")
