@@ -524,3 +524,14 @@ def test_removal_counts_and_clear_touch_the_pipelines_own_namespace_only(tmp_pat
         assert str(raised.value).startswith(
             "a source to remove must be a non-empty path, URL or id (use clear() to empty the namespace)"
         )
+
+
+def test_a_failed_document_of_an_empty_source_is_reported_with_that_empty_source() -> None:
+    class Refusing(CountingEmbedder):
+        def embed_documents(self, texts: Any) -> Any:
+            raise EmbeddingError("the model is away")
+
+    pipeline = build(Refusing(dim=64), on_error="skip")
+    result = pipeline.ingest_documents([Document(id="d", text="some text.", source="")])
+    assert result.failed == (Failure(source="", reason="the model is away", error="EmbeddingError"),)
+    assert pipeline.store.count("default") == 0
