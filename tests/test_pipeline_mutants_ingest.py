@@ -535,3 +535,20 @@ def test_a_failed_document_of_an_empty_source_is_reported_with_that_empty_source
     result = pipeline.ingest_documents([Document(id="d", text="some text.", source="")])
     assert result.failed == (Failure(source="", reason="the model is away", error="EmbeddingError"),)
     assert pipeline.store.count("default") == 0
+
+
+def test_a_folder_whose_name_ends_in_a_space_is_not_its_trimmed_siblings(tmp_path: Path) -> None:
+    """'notes ' and 'notes' are two folders: removing or re-ingesting one never touches the other's files."""
+    spaced, plain = tmp_path / "notes ", tmp_path / "notes"
+    for folder in (spaced, plain):
+        folder.mkdir()
+        (folder / "a.txt").write_text("a note.", encoding="utf-8")
+    (spaced / "b.txt").write_text("another note.", encoding="utf-8")
+    pipeline = Pipeline.builder().base_dir(tmp_path).embedder("hash", dim=32).store(MemoryStore()).build()
+    pipeline.ingest([spaced, plain])
+    (spaced / "b.txt").unlink()
+    result = pipeline.ingest(spaced)
+    assert result.removed_sources == (str(spaced / "b.txt"),)
+    assert pipeline.match_sources("notes ") == [str(spaced / "a.txt")]
+    assert pipeline.remove_source(str(spaced) + "/") == 1
+    assert pipeline.sources() == [str(plain / "a.txt")]
