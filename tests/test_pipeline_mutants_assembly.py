@@ -214,3 +214,10 @@ def test_per_call_chunker_refusals_name_the_chunker_key(tmp_path: Path) -> None:
         "chunker options need a 'type' @ chunker: the configured chunker is an instance, not a registered name"
     )
     assert instance.chunker_for({"type": "recursive", "size": 10}).config.size == 10
+
+
+@pytest.mark.parametrize("name", ["", 5, None])
+def test_the_builder_refuses_a_namespace_that_is_not_a_non_empty_string(name: Any) -> None:
+    with pytest.raises(ConfigError) as raised:
+        Pipeline.builder().namespace(name)
+    assert str(raised.value) == f"invalid value {name!r} @ $.namespace: expected a non-empty string"
