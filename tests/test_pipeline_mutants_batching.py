@@ -140,3 +140,30 @@ def test_removed_chunks_of_every_source_add_up(tmp_path: Path) -> None:
     # one document per file: the two edited files are embedded again (2 chunks each), their 3 old chunks removed
     assert result == IngestResult(documents=3, chunks=4, embedded=4, unchanged=1, removed=6, sources=3, unchanged_sources=1)
     assert store.count("default") == 7
+
+
+def test_a_file_given_before_its_folder_is_ingested_once(tmp_path: Path) -> None:
+    """The folder's stored states are read ahead, but not for a file this call already wrote (still held)."""
+    files_of(tmp_path / "docs", [2, 2])
+    embedder, store = RecordingEmbedder(), FlushCountingStore()
+    pipeline = build(embedder, store, batch_size=1000)
+    result = pipeline.ingest([tmp_path / "docs" / "f0.txt", tmp_path / "docs"])
+    assert result == IngestResult(documents=3, chunks=4, embedded=4, sources=3, unchanged=1, unchanged_sources=1)
+    assert sum(embedder.calls) == 4 and store.count("default") == 4
+
+
+def test_a_commit_that_wrote_no_chunk_is_flushed_before_the_sweep(tmp_path: Path) -> None:
+    folder = tmp_path / "rows"
+    folder.mkdir()
+    path = folder / "rows.jsonl"
+    path.write_text("".join(f'{{"id": "r{i}", "text": "row {i}."}}\n' for i in range(3)), encoding="utf-8")
+    store = FlushCountingStore()
+    pipeline = (
+        Pipeline.builder().embedder(RecordingEmbedder()).store(store).loader("jsonl", content_field="text", id_field="id").build()
+    )
+    pipeline.ingest(folder)
+    before = store.flushes
+    path.write_text("".join(f'{{"id": "r{i}", "text": "row {i}."}}\n' for i in range(2)), encoding="utf-8")
+    result = pipeline.ingest(folder)
+    assert result.removed == 1 and result.chunks == 0
+    assert store.flushes == before + 1  # the commit removing a row, flushed before vanished files are looked for

@@ -552,3 +552,13 @@ def test_a_folder_whose_name_ends_in_a_space_is_not_its_trimmed_siblings(tmp_pat
     assert pipeline.match_sources("notes ") == [str(spaced / "a.txt")]
     assert pipeline.remove_source(str(spaced) + "/") == 1
     assert pipeline.sources() == [str(plain / "a.txt")]
+
+
+def test_a_path_that_cannot_be_resolved_is_one_exact_failure(tmp_path: Path) -> None:
+    result = build(on_error="skip").ingest([str(tmp_path / "a\x00b.txt"), str(tmp_path / "c\ud800d.txt")])
+    assert result.failed == (
+        Failure(source=str(tmp_path / "a\\0b.txt"), reason="path contains a NUL byte", error="LoaderError"),
+        Failure(
+            source=str(tmp_path / "c\\ud800d.txt"), reason="path is not valid Unicode (a lone surrogate)", error="LoaderError"
+        ),
+    )
