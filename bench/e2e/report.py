@@ -272,18 +272,26 @@ def headline(e2e: dict[str, Any] | None, speed: dict[str, Any] | None) -> str:
                 f"- End-to-end ingest of BEIR SciFact with the same embedder (ragloom's memory store, which always builds its BM25 index too), "
                 f"per CPU second: {ratios}."
             )
-        lines.append(
-            f"  Measured {m['date']} on a shared {m['cores']}-core {m['cpu']} (BLAS {m['blas']}) at load average {m['load_average'][0]:.0f}"
-            f"{' in quick mode' if e2e.get('quick') else ''}."
-        )
+        parts = e2e.get("parts") or []
+        if parts:  # parts run at different times: say when, not one part's date
+            loads = [part["load_average"][0] for part in parts]
+            when = f"in parts between {min(part['started'] for part in parts)} and {max(part['finished'] or part['started'] for part in parts)}"
+            load = f"load averages {min(loads):.0f}–{max(loads):.0f}"
+        else:
+            when, load = m["date"], f"load average {m['load_average'][0]:.0f}"
+        lines.append(f"  Measured {when} on a shared {m['cores']}-core {m['cpu']} (BLAS {m['blas']}) at {load}{' in quick mode' if e2e.get('quick') else ''}.")
     if speed:
         h, m = speed["hash_embedder"], speed["machine"]
         chunking = "; ".join(
             f"{c['corpus']}: `.chunk()` {c['ragloom_chunk_records_vs_langchain']:.2f}×, `spans()` {c['ragloom_spans_strings_vs_langchain']:.2f}×" for c in speed["chunking"]
         )
-        lines.append(f"- `hash` embedder: {h['after_docs_per_s'] / h['before_docs_per_s']:.1f}× its previous speed, identical vectors.")
+        hm, cm = h.get("machine", m), speed.get("chunking_machine", m)
+        lines.append(
+            f"- `hash` embedder: {h['after_docs_per_s'] / h['before_docs_per_s']:.1f}× its previous speed, identical vectors "
+            f"(measured {hm['date']} at load average {hm['load_average'][0]:.0f}, CPU time)."
+        )
         lines.append(f"- Recursive chunking 1000/200 beside LangChain's `split_text` — {chunking}.")
-        lines.append(f"  Measured {m['date']} on the same box at load average {m['load_average'][0]:.0f} (CPU time).")
+        lines.append(f"  Measured {cm['date']} on the same box at load average {cm['load_average'][0]:.0f} (CPU time).")
     lines.append("")
     lines.append("Ratios, not absolute figures, carry over between machines; the full tables, what each side builds and the goals missed are in [docs/benchmarks.md](docs/benchmarks.md#end-to-end-beside-llamaindex-and-langchain).")
     return "\n".join(lines)
@@ -394,7 +402,7 @@ def merge_parts(target: Path) -> None:
         for key in ("ingest", "query", "bounded"):
             rows.setdefault(key, []).extend(data.get(key) or [])
         merged.setdefault("machine", data["machine"])
-        merged.setdefault("quick", data.get("quick"))
+        merged["quick"] = bool(merged.get("quick") or data.get("quick"))  # quick if any part ran in quick mode
         merged.setdefault("parts", []).append({"file": part.name, "started": data.get("started"), "finished": data.get("finished"), "load_average": data["machine"]["load_average"]})
     if "machine" not in merged:
         sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -211,6 +211,7 @@ def main() -> None:
         report["hash_embedder"] = previous["hash_embedder"]
     if "chunking" not in parts:
         report["chunking"] = previous["chunking"]
+        report["quick"] = bool(previous.get("quick") or args.quick)
         report["chunking_machine"] = previous.get("chunking_machine", previous["machine"])
         args.out.write_text(json.dumps(report, indent=1))
         print(f"wrote {args.out}")
