@@ -34,6 +34,8 @@ DEFAULT_DATA = next((p / "shared" / "data" / "scifact" for p in Path(__file__).r
 CANDIDATES = 100
 THRESHOLDS = (0.2, 0.225, 0.25, 0.275, 0.3, 0.325, 0.35, 0.375, 0.4, 0.45)
 Member = tuple[np.ndarray, np.ndarray]
+LEXICAL = {"hash"}
+"""Dense members that are lexical embedders (``HashEmbedder.lexical``): ``auto`` gives them no weight."""
 
 
 def read_questions(path: Path) -> list[str]:
@@ -65,15 +67,42 @@ def top(row: np.ndarray, keyword: bool, candidates: int = CANDIDATES) -> Member:
 
 
 def auto(
-    kw: Member, vec: Member, ceiling: float, prior: tuple[float, float] = (0.5, 0.5), sharpness: float = 1.0, candidates: int = CANDIDATES
+    kw: Member,
+    vec: Member,
+    ceiling: float,
+    prior: tuple[float, float] = (0.5, 0.5),
+    sharpness: float = 1.0,
+    candidates: int = CANDIDATES,
+    lexical: bool = False,
 ) -> tuple[list[int], list[float]]:
+    """``auto`` as the retriever runs it (``lexical``: the dense member is a lexical embedder, e.g. ``hash``)."""
     (ki, ks), (vi, vs) = kw, vec
     a, b = fusion.keyword_values(ks, ceiling), fusion.vector_values(vs)
     fa, fb = fusion.floor_value(a, complete=len(a) < candidates), fusion.floor_value(b, complete=False)
-    weights = fusion.query_weights(a, fa, b, fb, prior=prior, sharpness=sharpness)
-    fused = fusion.fuse_values(ki.tolist(), a, fa, vi.tolist(), b, fb, weights)
-    order = sorted(fused, key=lambda i: -fused[i])
-    return order, [fused[i] for i in order]
+    weights = fusion.query_weights(a, fa, b, fb, prior=prior, sharpness=sharpness, vector_informative=not lexical)
+    vector_ids = vi.tolist()
+    seen = set(vector_ids)
+    ids = vector_ids + [i for i in ki.tolist() if i not in seen]
+    position = {i: p for p, i in enumerate(ids)}
+    kpos = np.fromiter((position[i] for i in ki.tolist()), dtype=np.intp, count=len(ki))
+    fused = fusion.fuse_union(len(ids), kpos, a, fa, b, fb, weights)
+    order = fusion.best_first(fused, kpos, weights)
+    return [ids[p] for p in order.tolist()], fused[order].tolist()
+
+
+def features(kw: Member, vec: Member, ceiling: float, candidates: int = CANDIDATES) -> dict[str, float]:
+    """What ``auto`` can see of a query: the vector weight, both separations, the best cosine, the members' top-10 overlap."""
+    (ki, ks), (vi, vs) = kw, vec
+    a, b = fusion.keyword_values(ks, ceiling), fusion.vector_values(vs)
+    fa, fb = fusion.floor_value(a, complete=len(a) < candidates), fusion.floor_value(b, complete=False)
+    weights = fusion.query_weights(a, fa, b, fb, prior=(0.5, 0.5), sharpness=1.0)
+    return {
+        "vector_weight": weights[1],
+        "keyword_separation": fusion.separation(a, fa),
+        "vector_separation": fusion.separation(b, fb),
+        "best_cosine": float(b[0]) if len(b) else 0.0,
+        "top10_overlap": len(set(ki[:10].tolist()) & set(vi[:10].tolist())) / 10,
+    }
 
 
 def minmax_convex(kw: Member, vec: Member) -> list[int]:
@@ -132,16 +161,22 @@ def quality(an: Analysis, splits: tuple[str, ...] = ("train", "test")) -> list[d
     for keyword in ("bm25", "bm25_title"):
         for dense in an.dense:
             for split in splits:
-                per: dict[str, list[float]] = {k: [] for k in ("bm25", "dense", "convex", "rrf", "auto_s0", "auto_s0.5", "auto", "auto_s2", "auto_c50")}
+                lexical = dense in LEXICAL
+                names = ("bm25", "dense", "convex", "rrf", "auto_s0", "auto_s0.5", "auto", "auto_s2", "auto_c50", "auto_fused")
+                per: dict[str, list[float]] = {k: [] for k in names}
+                seen: dict[str, list[float]] = {}
                 for q in an.rows(split):
                     kw, vec = an.members(keyword, dense, q)
+                    for name, value in features(kw, vec, an.ceil[keyword][q]).items():
+                        seen.setdefault(name, []).append(value)
+                    per["auto_fused"].append(an.ndcg(auto(kw, vec, an.ceil[keyword][q])[0], q))
                     per["bm25"].append(an.ndcg(kw[0].tolist(), q))
                     per["dense"].append(an.ndcg(vec[0].tolist(), q))
                     per["convex"].append(an.ndcg(minmax_convex(kw, vec), q))
                     per["rrf"].append(an.ndcg(rrf(kw, vec), q))
                     for s, name in ((0.0, "auto_s0"), (0.5, "auto_s0.5"), (1.0, "auto"), (2.0, "auto_s2")):
-                        per[name].append(an.ndcg(auto(kw, vec, an.ceil[keyword][q], sharpness=s)[0], q))
-                    per["auto_c50"].append(an.ndcg(auto(*an.members(keyword, dense, q, 50), an.ceil[keyword][q], candidates=50)[0], q))
+                        per[name].append(an.ndcg(auto(kw, vec, an.ceil[keyword][q], sharpness=s, lexical=lexical)[0], q))
+                    per["auto_c50"].append(an.ndcg(auto(*an.members(keyword, dense, q, 50), an.ceil[keyword][q], candidates=50, lexical=lexical)[0], q))
                 means = {k: float(np.mean(v)) for k, v in per.items()}
                 best = "bm25" if means["bm25"] >= means["dense"] else "dense"
                 out.append({
@@ -156,9 +191,23 @@ def quality(an: Analysis, splits: tuple[str, ...] = ("train", "test")) -> list[d
                     "p_auto_vs_best": randomization_test(per["auto"], per[best]),
                     "p_auto_vs_bm25": randomization_test(per["auto"], per["bm25"]),
                     "p_auto_vs_dense": randomization_test(per["auto"], per["dense"]),
+                    "lexical": lexical,
+                    "fused_vs_bm25": _fused_vs_bm25(per, seen),
                 })
                 print(json.dumps(out[-1]), flush=True)
     return out
+
+
+def _fused_vs_bm25(per: dict[str, list[float]], seen: dict[str, list[float]]) -> dict[str, Any]:
+    """``auto`` fusing both members (no lexical rule) against BM25 per query: wins, losses, p, and how each query-time signal correlates with the gain."""
+    gain = np.asarray(per["auto_fused"]) - np.asarray(per["bm25"])
+    return {
+        "gain": float(gain.mean()),
+        "p": randomization_test(per["auto_fused"], per["bm25"]),
+        "wins": int((gain > 1e-12).sum()),
+        "losses": int((gain < -1e-12).sum()),
+        "correlation_with_gain": {name: float(np.corrcoef(values, gain)[0, 1]) if gain.std() > 0 and np.std(values) > 0 else 0.0 for name, values in seen.items()},
+    }
 
 
 def abstention(an: Analysis, splits: tuple[str, ...] = ("train", "test")) -> list[dict[str, Any]]:
@@ -177,7 +226,7 @@ def abstention(an: Analysis, splits: tuple[str, ...] = ("train", "test")) -> lis
         for rows in groups.values():
             for q in rows:
                 kw, v = an.members("bm25", dense, q)
-                fused[q] = auto(kw, v, an.ceil["bm25"][q])
+                fused[q] = auto(kw, v, an.ceil["bm25"][q], lexical=dense in LEXICAL)
                 vec[q] = (v[0].tolist(), v[1].tolist())
                 relevance[q] = fusion.query_relevance(v[1], np.asarray(fused[q][1]))
 

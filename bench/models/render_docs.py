@@ -27,6 +27,15 @@ RESULTS = {
     "fusion": ROOT / "bench" / "models" / "results" / "fusion.json",
     "eval_minilm": ROOT / "bench" / "models" / "results" / "eval_minilm.json",
     "latency": ROOT / "bench" / "retrieval" / "results" / "latency.json",
+    "latency_duckdb": ROOT / "bench" / "retrieval" / "results" / "latency-duckdb.json",
+    "latency_memory_200": ROOT / "bench" / "retrieval" / "results" / "latency-memory-200chars.json",
+    "latency_duckdb_200": ROOT / "bench" / "retrieval" / "results" / "latency-duckdb-200chars.json",
+    "before_memory": ROOT / "bench" / "retrieval" / "results" / "latency-before-fusion-arrays.json",
+    "before_duckdb": ROOT / "bench" / "retrieval" / "results" / "latency-before-fusion-arrays-duckdb.json",
+    "before_memory_200": ROOT / "bench" / "retrieval" / "results" / "latency-before-fusion-arrays-memory-200chars.json",
+    "before_duckdb_200": ROOT / "bench" / "retrieval" / "results" / "latency-before-fusion-arrays-duckdb-200chars.json",
+    "fusion_cost": ROOT / "bench" / "retrieval" / "results" / "fusion-cost.json",
+    "fusion_cost_duckdb": ROOT / "bench" / "retrieval" / "results" / "fusion-cost-duckdb.json",
     "rerankers_minilm": ROOT / "bench" / "retrieval" / "results" / "rerankers_minilm.json",
     "rerankers_hash": ROOT / "bench" / "retrieval" / "results" / "rerankers_hash.json",
 }
@@ -147,16 +156,64 @@ def eval_minilm(data: dict[str, Any]) -> str:
 
 
 def latency(data: dict[str, Any]) -> str:
-    lat = data["latency"]
+    """Members and hybrid per store and corpus size, before and after the array fusion (one JSON file per run)."""
     lines = [
-        f"SciFact test, {lat['queries']} queries, store {lat['store']}, {lat['embedder']} embedder, top_k {lat['top_k']}, "
-        f"best of {lat['repeat']} interleaved rounds, load average {lat['load_average']:.1f} on {lat['cpus']} cores at the start.",
-        "",
-        "| retriever | ms / query | × slower member |",
-        "|---|---:|---:|",
+        "| store | chunks | bm25 ms | similarity ms | hybrid (default) before ms | × slower member | **hybrid (default) after ms** | **× slower member** | "
+        "hybrid convex / rrf after, × | load average during the run (before / after) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---|---|",
     ]
-    for row in lat["rows"]:
-        lines.append(f"| {row['name']} | {row['ms']:.2f} | {row['ratio']:.2f} |")
+    for after, before in (("latency", "before_memory"), ("latency_duckdb", "before_duckdb"), ("latency_memory_200", "before_memory_200"), ("latency_duckdb_200", "before_duckdb_200")):
+        if after not in data:
+            continue
+        run = data[after]
+        rows = {row["name"]: row for row in run["rows"]}
+        old = {row["name"]: row for row in data[before]["rows"]} if before in data else {}
+        hybrid = rows["hybrid auto (default)"]
+        was = old.get("hybrid auto (default)")
+        load_old = f"{data[before].get('load_average_during', data[before]['load_average']):.1f}" if before in data else "–"
+        was_ms = f"{was['ms']:.2f}" if was else "–"
+        was_ratio = f"{was['ratio']:.2f}" if was else "–"
+        lines.append(
+            f"| {run['store']} | {run.get('chunks', '')} | {rows['bm25']['ms']:.2f} | {rows['similarity']['ms']:.2f} | "
+            f"{was_ms} | {was_ratio} | "
+            f"**{hybrid['ms']:.2f}** | **{hybrid['ratio']:.2f}** | {rows['hybrid convex']['ratio']:.2f} / {rows['hybrid rrf']['ratio']:.2f} | "
+            f"{load_old} / {run.get('load_average_during', run['load_average']):.1f} |"
+        )
+    return "\n".join(lines)
+
+
+def fusion_cost(data: dict[str, Any]) -> str:
+    """The fusion's own cost per query, the earlier code against today's, from fusion_cost.py."""
+    lines = ["| store | before: CPU ms | wall ms | **after: CPU ms** | wall ms | same results | load average |", "|---|---:|---:|---:|---:|---|---:|"]
+    for name in ("fusion_cost", "fusion_cost_duckdb"):
+        if name not in data:
+            continue
+        run = data[name]
+        rows = {row["name"]: row for row in run["rows"]}
+        b, a = rows["before"], rows["after"]
+        lines.append(
+            f"| {run['store']} | {b['cpu_ms']:.3f} | {b['wall_ms']:.3f} | **{a['cpu_ms']:.3f}** | {a['wall_ms']:.3f} | "
+            f"{'yes' if run['same_results'] else 'NO'} | {run['load_average']:.1f} |"
+        )
+    return "\n".join(lines)
+
+
+def fusion_lexical(data: dict[str, Any]) -> str:
+    """``auto`` fusing a lexical dense member against BM25 alone, per query, and what could have told the queries apart."""
+    lines = [
+        "| keyword | dense | split | BM25 | auto fusing both | gain | queries won / lost | correlation of the gain with: vector weight, keyword separation, vector separation, best cosine, top-10 overlap | **auto as shipped** |",
+        "|---|---|---|---:|---:|---|---|---|---:|",
+    ]
+    for row in data["fusion"]["quality"]:
+        if "fused_vs_bm25" not in row or row["keyword"] != "bm25":
+            continue
+        f, n = row["fused_vs_bm25"], row["ndcg@10"]
+        r = f["correlation_with_gain"]
+        corr = ", ".join(f"{r[k]:+.2f}" for k in ("vector_weight", "keyword_separation", "vector_separation", "best_cosine", "top10_overlap"))
+        lines.append(
+            f"| {NAMES[row['keyword']]} | {NAMES[row['dense']]} | {row['split']} | {n['bm25']:.4f} | {n['auto_fused']:.4f} | "
+            f"{f['gain']:+.4f} ({_p(f['p'])}) | {f['wins']} / {f['losses']} | {corr} | **{n['auto']:.4f}** |"
+        )
     return "\n".join(lines)
 
 
@@ -190,6 +247,8 @@ TABLES: dict[str, tuple[str, Callable[[dict[str, Any]], str]]] = {
     "fusion-quality": ("fusion", fusion_quality),
     "fusion-summary": ("fusion", fusion_summary),
     "fusion-sharpness": ("fusion", fusion_sharpness),
+    "fusion-lexical": ("fusion", fusion_lexical),
+    "fusion-cost": ("fusion_cost", fusion_cost),
     "abstention": ("fusion", abstention),
     "abstention-summary": ("fusion", abstention_summary),
     "eval-minilm": ("eval_minilm", eval_minilm),

@@ -36,9 +36,14 @@ def test_quickstart_absent_topics_return_nothing_at_the_documented_threshold(tmp
             assert pipeline.query(query) != []  # without a threshold something always comes back ...
             assert pipeline.query(query, threshold=RELEVANCE_THRESHOLD) == []  # ... but nothing relevant
         questions = re.findall(r"^- (.+?) \((\S+)\)$", (QUICKSTART / "QUERIES.md").read_text(encoding="utf-8"), re.MULTILINE)
-        kept = [Path(hit.source).name for question, _ in questions for hit in pipeline.query(question, top_k=1, threshold=RELEVANCE_THRESHOLD)]
-        answers = [answer for _, answer in questions]
-        assert sum(name in answers for name in kept) >= len(questions) - 1, kept
+        assert len(questions) == 8
+        # without a threshold every example question finds its own answer in the top 3
+        for question, answer in questions:
+            assert answer in [Path(hit.source).name for hit in pipeline.query(question, top_k=3)], question
+        # at the default threshold at least 6 of the 8 keep their own answer first (with the hash embedder
+        # one is abstained on and BM25's order, which hybrid keeps, puts another answer second)
+        right = [answer for question, answer in questions if [Path(h.source).name for h in pipeline.query(question, top_k=1, threshold=RELEVANCE_THRESHOLD)] == [answer]]
+        assert len(right) >= len(questions) - 2, right
     finally:
         pipeline.close()
 

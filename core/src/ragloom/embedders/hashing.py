@@ -88,6 +88,8 @@ class HashEmbedder:
     """
 
     _MAX_WORDS = 200_000  # bound on the per-word cache (endless vocabularies)
+    lexical = True
+    """Its vectors see only the words' spelling: ``hybrid`` (``mode = "auto"``) trusts a keyword index over the same text instead."""
 
     def __init__(self, config: HashEmbedderConfig | None = None):
         self.config = config or HashEmbedderConfig()

@@ -106,6 +106,7 @@ class HybridRetriever:
         self.store = store
         self.keyword = keyword_searcher(store, namespace, "hybrid")
         self.embedder = embedder
+        self._vector_informative = not fusion.lexical(embedder)
         self.namespace = namespace
         self._scope = Scope(config)
 
@@ -155,44 +156,54 @@ class HybridRetriever:
     def _fuse(self, found: HybridCandidates, *, limit: int | None, complete_keyword: bool) -> list[Result]:
         """The fusion on arrays; a ``Result`` is built only for each of the first ``limit`` candidates."""
         c = self.config
-        kpos, vpos, size, source = _union(found.keyword.keys, found.vector.keys)
+        kpos, size = _union(found.keyword.keys, found.vector.keys)
         kscores, vscores = found.keyword.scores, found.vector.scores
+        nv = len(vscores)
         extra: dict[str, Any] = {}
         if c.mode == "auto":
-            fused, weights = self._fuse_auto(size, kpos, kscores, vpos, vscores, found.keyword_ceiling, complete_keyword)
+            fused, weights = self._fuse_auto(size, kpos, kscores, vscores, found.keyword_ceiling, complete_keyword)
             extra = {"keyword_weight": weights[0], "vector_weight": weights[1], "query_relevance": fusion.query_relevance(vscores, fused)}
-        elif c.mode == "rrf":
-            fused = np.zeros(size)
-            np.add.at(fused, kpos, c.weights.bm25 / (c.rrf_k + np.arange(1, len(kpos) + 1)))
-            np.add.at(fused, vpos, c.weights.vector / (c.rrf_k + np.arange(1, len(vpos) + 1)))
+            order = fusion.best_first(fused, kpos, weights)[:limit]
         else:
             fused = np.zeros(size)
-            fused[kpos] += c.weights.bm25 * _normalise(kscores)
-            fused[vpos] += c.weights.vector * _normalise(vscores)
-        order = np.lexsort((np.arange(size), -fused))[:limit]
-        kw_score, kw_rank = _at(size, kpos, kscores, order)
-        vec_score, vec_rank = _at(size, vpos, vscores, order)
-        nv = len(vpos)
+            if c.mode == "rrf":
+                fused[:nv] = c.weights.vector / (c.rrf_k + np.arange(1, nv + 1))
+                fused[kpos] += c.weights.bm25 / (c.rrf_k + np.arange(1, len(kpos) + 1))
+            else:
+                fused[:nv] = c.weights.vector * _normalise(vscores)
+                fused[kpos] += c.weights.bm25 * _normalise(kscores)
+            order = np.argsort(-fused, kind="stable")[:limit]  # ties: first seen (vector list first, then keyword)
+        # each picked position's index in the keyword list (-1: not there); in the vector list it is the position itself
+        in_keyword = np.full(size, -1, dtype=np.intp)
+        in_keyword[kpos] = np.arange(len(kpos))
+        ki = in_keyword[order]
         vector_payloads, keyword_payloads = found.vector.payloads, found.keyword.payloads
         results = []
-        for i, score, ks, kr, vs, vr in zip(
-            source[order].tolist(), fused[order].tolist(), kw_score, kw_rank, vec_score, vec_rank, strict=True
-        ):
-            result = found.result(vector_payloads[i] if i < nv else keyword_payloads[i - nv], score)
-            result.metadata.update(vector_score=vs, keyword_score=ks, vector_rank=vr, keyword_rank=kr, **extra)
+        for p, k, score in zip(order.tolist(), ki.tolist(), fused[order].tolist(), strict=True):
+            in_vector = p < nv
+            result = found.result(vector_payloads[p] if in_vector else keyword_payloads[k], score)
+            result.metadata.update(
+                vector_score=float(vscores[p]) if in_vector else None,
+                keyword_score=float(kscores[k]) if k >= 0 else None,
+                vector_rank=p + 1 if in_vector else None,
+                keyword_rank=k + 1 if k >= 0 else None,
+                **extra,
+            )
             results.append(result)
         return results
 
     def _fuse_auto(
-        self, size: int, kpos: np.ndarray, kscores: np.ndarray, vpos: np.ndarray, vscores: np.ndarray, ceiling: float, complete_keyword: bool
+        self, size: int, kpos: np.ndarray, kscores: np.ndarray, vscores: np.ndarray, ceiling: float, complete_keyword: bool
     ) -> tuple[np.ndarray, tuple[float, float]]:
         c = self.config
         kw = fusion.keyword_values(kscores, ceiling)
         vec = fusion.vector_values(vscores)
         kw_floor = fusion.floor_value(kw, complete=complete_keyword)
         vec_floor = fusion.floor_value(vec, complete=False)
-        weights = fusion.query_weights(kw, kw_floor, vec, vec_floor, prior=(c.weights.bm25, c.weights.vector), sharpness=c.sharpness)
-        return fusion.fuse_positions(size, kpos, kw, kw_floor, vpos, vec, vec_floor, weights), weights
+        weights = fusion.query_weights(
+            kw, kw_floor, vec, vec_floor, prior=(c.weights.bm25, c.weights.vector), sharpness=c.sharpness, vector_informative=self._vector_informative
+        )
+        return fusion.fuse_union(size, kpos, kw, kw_floor, vec, vec_floor, weights), weights
 
 
 def abstain(results: list[Result], threshold: float) -> list[Result]:
@@ -208,8 +219,10 @@ def from_results(keyword: list[Result], vector: list[Result], ceiling: float) ->
     numbers: dict[str, int] = {}
     sides = []
     for results in (vector, keyword):
-        keys = np.fromiter((numbers.setdefault(r.chunk_id, len(numbers)) for r in results), dtype=np.int64, count=len(results))
-        sides.append(Candidates(keys, np.fromiter((r.score for r in results), dtype=np.float64, count=len(results)), results))
+        first = {r.chunk_id: i for i, r in reversed(list(enumerate(results)))}  # a ranking names a chunk once: at its best place
+        distinct = [r for i, r in enumerate(results) if first[r.chunk_id] == i]
+        keys = np.fromiter((numbers.setdefault(r.chunk_id, len(numbers)) for r in distinct), dtype=np.int64, count=len(distinct))
+        sides.append(Candidates(keys, np.fromiter((r.score for r in distinct), dtype=np.float64, count=len(distinct)), distinct))
     return HybridCandidates(sides[0], sides[1], ceiling, _rescored)
 
 
@@ -218,27 +231,21 @@ def _rescored(result: Result, score: float) -> Result:
     return attrs.evolve(result, score=score, metadata=dict(result.metadata))
 
 
-def _union(keyword: np.ndarray, vector: np.ndarray) -> tuple[np.ndarray, np.ndarray, int, np.ndarray]:
-    """Number the union of both members' keys in first-seen order (vector list first, then keyword).
+def _union(keyword: np.ndarray, vector: np.ndarray) -> tuple[np.ndarray, int]:
+    """Number the union of both members' keys in first-seen order: the vector list first, then the keyword list's new keys.
 
-    Returns each keyword and vector candidate's position in the union, its size,
-    and per position the index of its first occurrence in ``vector ++ keyword``.
+    Each member's keys are distinct (a ranking). The vector candidate ``i`` is
+    at position ``i``; returns each keyword candidate's position and the union's size.
     """
-    every = np.concatenate([vector, keyword])
-    unique, first, inverse = np.unique(every, return_index=True, return_inverse=True)
-    by_first = np.argsort(first, kind="stable")
-    position = np.empty(len(unique), dtype=np.intp)
-    position[by_first] = np.arange(len(unique))
-    at = position[inverse.reshape(-1)]
-    return at[len(vector) :], at[: len(vector)], len(unique), first[by_first]
-
-
-def _at(size: int, positions: np.ndarray, scores: np.ndarray, picked: np.ndarray) -> tuple[list[float | None], list[int | None]]:
-    """For the picked candidates: their score and 1-based rank in one member's list (None where it did not return them)."""
-    rank = np.zeros(size, dtype=np.intp)
-    rank[positions] = np.arange(1, len(positions) + 1)
-    value = np.zeros(size)
-    value[positions] = scores
-    ranks = rank[picked].tolist()
-    values = value[picked].tolist()
-    return [v if r else None for v, r in zip(values, ranks, strict=True)], [r or None for r in ranks]
+    nv = len(vector)
+    position = np.empty(len(keyword), dtype=np.intp)
+    shared = np.zeros(len(keyword), dtype=bool)
+    if nv and len(keyword):
+        by_key = np.argsort(vector, kind="stable")
+        at = np.minimum(np.searchsorted(vector[by_key], keyword), nv - 1)
+        shared = vector[by_key[at]] == keyword
+        position[shared] = by_key[at[shared]]
+    new = ~shared
+    count = int(np.count_nonzero(new))
+    position[new] = nv + np.arange(count)
+    return position, nv + count
