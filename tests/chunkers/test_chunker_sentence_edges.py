@@ -53,6 +53,14 @@ def dotted(length: int) -> str:
         ("Hi. 。Next", ["Hi. ", "。", "Next"]),
         ("\n\nHello", ["\n\n", "Hello"]),
         ("Heading\n\n", ["Heading\n\n"]),
+        # a blank line inside the whitespace after a mark ends the sentence, and the scan goes on
+        ("Hi!\n\nthere. Next.", ["Hi!\n\n", "there. ", "Next."]),
+        # an initial X is an initial (no quote stripping eats it); a lone period is no abbreviation
+        ("Ask X. Smith now. Next.", ["Ask X. Smith now. ", "Next."]),
+        ("Wait . Next.", ["Wait . ", "Next."]),
+        # dotted abbreviations have parts of up to three letters
+        ("Dip.Ing. Smith came. Next.", ["Dip.Ing. Smith came. ", "Next."]),
+        ("Dipl.Ing. Smith came. Next.", ["Dipl.Ing. ", "Smith came. ", "Next."]),
     ],
 )
 def test_sentence_pieces_at_the_edges(text: str, expected: list[str]) -> None:
