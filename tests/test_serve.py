@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from urllib.parse import quote
 
@@ -107,7 +108,12 @@ def test_endpoints_errors_auth_and_openapi(corpus: Path, tmp_path: Path) -> None
             assert again["unchanged"] == 12 and again["chunks"] == 0
             sources = http.get("/sources", headers=auth).json()["sources"]
             assert len(sources) == 12
-            hits = http.post("/query", json={"query": "factory reset", "top_k": 2}, headers=auth).json()
+            started = time.perf_counter()
+            answered = http.post("/query", json={"query": "factory reset", "top_k": 2}, headers=auth)
+            wall_ms = (time.perf_counter() - started) * 1000
+            name, _, duration = answered.headers["server-timing"].partition(";dur=")
+            assert name == "pipeline" and 0 < float(duration) < wall_ms  # the query's own time, inside the round trip
+            hits = answered.json()
             assert hits["query"] == "factory reset" and len(hits["results"]) == 2
             first = hits["results"][0]
             assert set(first) >= {"rank", "score", "source", "span", "chunk_id", "text", "metadata"}

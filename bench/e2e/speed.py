@@ -198,11 +198,25 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--prose", type=Path, default=Path(tempfile.gettempdir()) / "ragloom-e2e" / "prose.txt", help="built here if missing")
     parser.add_argument("--out", type=Path, default=HERE.parent / "results" / "speed.json")
+    parser.add_argument("--only", default="hash,chunking", help="parts to run (hash, chunking); the others keep their figures from --out")
     args = parser.parse_args()
+    parts = set(args.only.split(","))
     repeat = 3 if args.quick else 5
     report: dict[str, Any] = {"benchmark": "speed", "quick": args.quick, "machine": machine()}
+    previous = json.loads(args.out.read_text()) if args.out.exists() and parts != {"hash", "chunking"} else {}
     print(f"machine: {report['machine']}", flush=True)
-    report["hash_embedder"] = hash_embedder(repeat)
+    if "hash" in parts:
+        report["hash_embedder"] = {**hash_embedder(repeat), "machine": report["machine"]}
+    else:
+        report["hash_embedder"] = previous["hash_embedder"]
+    if "chunking" not in parts:
+        report["chunking"] = previous["chunking"]
+        report["quick"] = bool(previous.get("quick") or args.quick)
+        report["chunking_machine"] = previous.get("chunking_machine", previous["machine"])
+        args.out.write_text(json.dumps(report, indent=1))
+        print(f"wrote {args.out}")
+        return
+    report["chunking_machine"] = report["machine"]
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("chunking_bench", HERE.parent / "chunking" / "run.py")

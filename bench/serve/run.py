@@ -11,6 +11,16 @@ choice, whose own CPU per request is several times the former's). In-process
 p50 is the HTTP p50 minus the in-process p50 at the same concurrency;
 ``GET /health`` (no pipeline work, std-lib client) is the floor of a round
 trip. The sides run in alternating rounds so each sees the same machine load.
+
+What the HTTP layer adds is measured per request: the server reports the
+pipeline's own time in a ``Server-Timing: pipeline;dur=<ms>`` header, and the
+round trip minus that figure is everything else (parsing, routing, the worker
+thread hop, JSON, the socket both ways). Subtracting the in-process p50 instead
+mixes in a cache effect: back to back, an in-process loop finds the store's
+matrix in the CPU cache, but a query arriving after an idle millisecond (what
+every HTTP request is) reads it from memory, on this VM 3-6x slower for an 8 MB
+matrix. Both subtractions are printed, with an in-process side that pauses
+:data:`PAUSE` before each call.
 On a busy machine wall-clock latency mostly measures waiting for a CPU, so
 the CPU time per query of the process doing the work (the bench process for
 in-process calls, the server process for HTTP; Linux ``/proc``) is printed too:
@@ -34,6 +44,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -44,6 +55,9 @@ from ragloom.serve.command import limit_blas_threads
 
 WORDS = ("router reset firmware battery warranty pairing bluetooth cable charger display screen update password account "
          "shipping refund invoice policy signal antenna mesh guest network parental control speed latency").split()
+#: the paced in-process side sleeps this long before each call: about the idle time an HTTP round trip
+#: leaves between two queries of one client (on a VM the store's matrix leaves the CPU cache meanwhile)
+PAUSE = 0.001
 QUERIES = ["factory reset router", "battery warranty period", "bluetooth pairing fails", "update firmware password",
            "refund invoice policy", "mesh network speed", "guest network password", "screen display update"]
 CONFIG = """\
@@ -80,8 +94,10 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
-def measure(clients: int, total: int, make_call: Callable[[], Callable[[str], object]]) -> tuple[float, float, float]:
-    """(requests/s, p50 ms, p99 ms) for ``total`` calls spread over ``clients`` threads."""
+def measure(
+    clients: int, total: int, make_call: Callable[[], Callable[[str], object]], pause: float = 0.0
+) -> tuple[float, float, float]:
+    """(requests/s, p50 ms, p99 ms) for ``total`` calls spread over ``clients`` threads, each pausing ``pause`` s before a call."""
     latencies: list[float] = []
     lock = threading.Lock()
     per = total // clients
@@ -91,6 +107,8 @@ def measure(clients: int, total: int, make_call: Callable[[], Callable[[str], ob
         mine = []
         for i in range(per):
             query = QUERIES[(n + i) % len(QUERIES)]
+            if pause:
+                time.sleep(pause)
             start = time.perf_counter()
             call(query)
             mine.append(time.perf_counter() - start)
@@ -146,7 +164,10 @@ def stdlib_client(base: str, path: str) -> Callable[[str], object]:
         body = response.read()
         if response.status != 200:
             raise RuntimeError(f"{path}: HTTP {response.status}: {body[:200]!r}")
-        return json.loads(body)
+        timing = response.getheader("server-timing")
+        if timing is None:
+            return json.loads(body)
+        return ServerTimed(json.loads(body), float(timing.partition(";dur=")[2]) / 1000)
 
     def call(query: str) -> object:
         try:
@@ -159,6 +180,14 @@ def stdlib_client(base: str, path: str) -> Callable[[str], object]:
     return call
 
 
+class ServerTimed:
+    """An answer and the pipeline's own seconds inside the server (its ``Server-Timing`` header)."""
+
+    def __init__(self, body: object, pipeline_seconds: float):
+        self.body = body
+        self.pipeline_seconds = pipeline_seconds
+
+
 def cpu_seconds(pid: int | None) -> float:
     """CPU time (user + system) of a process so far: this one when ``pid`` is None (Linux /proc otherwise)."""
     if pid is None:
@@ -167,41 +196,72 @@ def cpu_seconds(pid: int | None) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+@dataclass
+class Cell:
+    """One side at one concurrency: throughput, latency percentiles, CPU per call, and the server's own view."""
+
+    qps: float
+    p50: float
+    p99: float
+    cpu_ms: float
+    #: p50 of the pipeline's time inside the server (``Server-Timing``), ms; NaN for sides without the header
+    inside_p50: float
+    #: p50 over requests of (round trip − the pipeline's time inside the server): what the HTTP layer adds, ms
+    layer_p50: float
+
+
 def interleaved(
-    clients: int, total: int, rounds: int, makers: dict[str, Callable[[], Callable[[str], object]]], cpu_of: dict[str, int | None]
-) -> dict[str, tuple[float, float, float, float]]:
+    clients: int,
+    total: int,
+    rounds: int,
+    makers: dict[str, Callable[[], Callable[[str], object]]],
+    cpu_of: dict[str, int | None],
+    pauses: dict[str, float],
+) -> dict[str, Cell]:
     """``measure`` for each maker in alternating rounds, so every side sees the same machine load.
 
-    Adds the CPU milliseconds per call spent by the process that does the work (``cpu_of[name]``).
+    Adds the CPU milliseconds per call spent by the process that does the work
+    (``cpu_of[name]``) and, for answers carrying ``Server-Timing``, the
+    pipeline's time inside the server and the rest of each round trip.
     """
     parts: dict[str, list[tuple[float, float, float]]] = {name: [] for name in makers}
     latencies: dict[str, list[float]] = {name: [] for name in makers}
+    inside: dict[str, list[float]] = {name: [] for name in makers}
+    layer: dict[str, list[float]] = {name: [] for name in makers}
     cpu: dict[str, float] = {name: 0.0 for name in makers}
     for _ in range(rounds):
         for name, make in makers.items():
-            got: list[float] = []
             before = cpu_seconds(cpu_of[name])
 
-            def recording(make: Callable[[], Callable[[str], object]] = make, got: list[float] = got) -> Callable[[str], object]:
+            def recording(make: Callable[[], Callable[[str], object]] = make, name: str = name) -> Callable[[str], object]:
                 call = make()
 
                 def timed(query: str) -> object:
                     start = time.perf_counter()
                     out = call(query)
-                    got.append(time.perf_counter() - start)
+                    seconds = time.perf_counter() - start
+                    latencies[name].append(seconds)
+                    if isinstance(out, ServerTimed):
+                        inside[name].append(out.pipeline_seconds)
+                        layer[name].append(seconds - out.pipeline_seconds)
                     return out
 
                 return timed
 
-            parts[name].append(measure(clients, total // rounds, recording))
+            parts[name].append(measure(clients, total // rounds, recording, pauses.get(name, 0.0)))
             cpu[name] += cpu_seconds(cpu_of[name]) - before
-            latencies[name].extend(got)
+
+    def p50(values: list[float]) -> float:
+        return percentile(values, 0.5) * 1000 if values else float("nan")
+
     return {
-        name: (
-            statistics.fmean(p[0] for p in parts[name]),
-            percentile(latencies[name], 0.5) * 1000,
-            percentile(latencies[name], 0.99) * 1000,
-            cpu[name] * 1000 / len(latencies[name]),
+        name: Cell(
+            qps=statistics.fmean(p[0] for p in parts[name]),
+            p50=p50(latencies[name]),
+            p99=percentile(latencies[name], 0.99) * 1000,
+            cpu_ms=cpu[name] * 1000 / len(latencies[name]),
+            inside_p50=p50(inside[name]),
+            layer_p50=p50(layer[name]),
         )
         for name in makers
     }
@@ -235,30 +295,35 @@ def bench_store(store: str, work: Path, corpus: Path, total: int, rows: list[lis
             def call(query: str) -> object:
                 response = client.post("/query", json={"query": query})
                 response.raise_for_status()
-                return response.json()
+                return ServerTimed(response.json(), float(response.headers["server-timing"].partition(";dur=")[2]) / 1000)
 
             return call
 
         makers = {
             "inproc": lambda: pipeline.query,
+            "paced": lambda: pipeline.query,
             "http": lambda: stdlib_client(base, "/query"),
             "httpx": httpx_client,
             "health": lambda: stdlib_client(base, "/health"),
         }
         measure(4, 80, makers["http"])  # warm-up
         measure(4, 80, httpx_client)
-        cpu_of = {"inproc": None, "http": process.pid, "httpx": process.pid, "health": process.pid}
-        results = {c: interleaved(c, total, 4, makers, cpu_of) for c in (1, 4, 16)}
+        cpu_of = {"inproc": None, "paced": None, "http": process.pid, "httpx": process.pid, "health": process.pid}
+        pauses = {"paced": PAUSE}
+        results = {c: interleaved(c, total, 4, makers, cpu_of, pauses) for c in (1, 4, 16)}
     finally:
         process.terminate()
         process.wait(timeout=30)
         pipeline.close()
     for c, got in results.items():
-        (qps_i, p50_i, p99_i, cpu_i), (qps_h, p50_h, p99_h, cpu_h) = got["inproc"], got["http"]
-        (qps_x, p50_x, p99_x, _), (_, p50_health, _, cpu_health) = got["httpx"], got["health"]
-        rows.append([store, f"{chunks:,}", str(c), f"{qps_i:,.0f}", f"{p50_i:.2f}", f"{p99_i:.2f}", f"{qps_h:,.0f}", f"{p50_h:.2f}", f"{p99_h:.2f}",
-                     f"**{p50_h - p50_i:+.2f}**", f"{qps_x:,.0f}", f"{p50_x:.2f}", f"{p99_x:.2f}", f"{p50_x - p50_i:+.2f}",
-                     f"{p50_health:.2f}", f"{cpu_i:.2f}", f"{cpu_h:.2f}", f"{cpu_h - cpu_i:+.2f}", f"{cpu_health:.2f}"])
+        inproc, paced, http, via_httpx, health = got["inproc"], got["paced"], got["http"], got["httpx"], got["health"]
+        rows.append([
+            store, f"{chunks:,}", str(c), f"{inproc.qps:,.0f}", f"{inproc.p50:.2f}", f"{inproc.p99:.2f}", f"{paced.p50:.2f}",
+            f"{http.qps:,.0f}", f"{http.p50:.2f}", f"{http.p99:.2f}", f"{http.inside_p50:.2f}", f"**{http.layer_p50:+.2f}**",
+            f"{http.p50 - inproc.p50:+.2f}", f"{http.p50 - paced.p50:+.2f}",
+            f"{via_httpx.qps:,.0f}", f"{via_httpx.p50:.2f}", f"{via_httpx.layer_p50:+.2f}",
+            f"{health.p50:.2f}", f"{inproc.cpu_ms:.2f}", f"{http.cpu_ms:.2f}", f"{http.cpu_ms - inproc.cpu_ms:+.2f}", f"{health.cpu_ms:.2f}",
+        ])
 
 
 def main() -> int:
@@ -281,10 +346,11 @@ def main() -> int:
     when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     print(f"<!-- {when}; {platform.python_version()}; {os.cpu_count()} CPUs; load {os.getloadavg()[0]:.1f}; "
           f"{args.requests} queries per cell; BLAS threads {args.blas_threads or 'default'} -->")
-    print("| store | chunks | clients | in-process q/s | p50 ms | p99 ms | HTTP (http.client) q/s | p50 ms | p99 ms | HTTP − in-process p50 ms "
-          "| HTTP (httpx) q/s | p50 ms | p99 ms | httpx − in-process p50 ms | GET /health p50 ms "
+    print("| store | chunks | clients | in-process q/s | p50 ms | p99 ms | in-process p50 ms, paced | HTTP (http.client) q/s | p50 ms | p99 ms "
+          "| pipeline inside the server p50 ms | **HTTP layer p50 ms** | HTTP − in-process p50 ms | HTTP − paced in-process p50 ms "
+          "| HTTP (httpx) q/s | p50 ms | httpx layer p50 ms | GET /health p50 ms "
           "| CPU ms/query in-process | CPU ms/query server | server − in-process CPU ms | server CPU ms per /health |")
-    print("| --- |" + " ---: |" * 18)
+    print("| --- |" + " ---: |" * 21)
     for row in rows:
         print("| " + " | ".join(row) + " |")
     return 0

@@ -15,7 +15,7 @@ import threading
 import zlib
 from collections import Counter
 from collections.abc import Sequence
-from itertools import chain, filterfalse
+from itertools import chain, filterfalse, repeat
 from typing import Literal
 
 import attrs
@@ -57,6 +57,25 @@ def _append(array: np.ndarray, used: int, values: np.ndarray) -> np.ndarray:
     return array
 
 
+def _crc32_table() -> np.ndarray:
+    """zlib's CRC-32 (reflected, polynomial 0xEDB88320) lookup table."""
+    table = np.arange(256, dtype=np.uint32)
+    for _ in range(8):
+        table = np.where(table & 1, (table >> 1) ^ np.uint32(0xEDB88320), table >> 1).astype(np.uint32)
+    return table
+
+
+_CRC_TABLE = _crc32_table()
+
+
+def _crc32_slices(buffer: np.ndarray, starts: np.ndarray, length: int, seed: int) -> np.ndarray:
+    """``zlib.crc32(buffer[s : s + length], seed)`` for every ``s`` in ``starts``, one table step per byte for all at once."""
+    state = np.full(len(starts), ~seed & 0xFFFFFFFF, dtype=np.uint32)
+    for k in range(length):
+        state = _CRC_TABLE[(state ^ buffer[starts + k]) & 0xFF] ^ (state >> 8)
+    return (~state).astype(np.uint64)
+
+
 class HashEmbedder:
     """Signed feature hashing of words and character n-grams.
 
@@ -92,42 +111,27 @@ class HashEmbedder:
         self._used = 0  # filled length of _buckets and _weights
 
     def _hashes(self, word: str, out: list[int]) -> None:
-        """Append the CRC32 of each feature key of ``word``: ``w\\0word``, then ``g\\0`` + each padded n-gram by size and position.
+        """Append the CRC32 of each padded n-gram key of ``word`` (``g\\0`` + n-gram, by size and position), one at a time.
 
-        ``zlib.crc32(data, crc32(prefix))`` is the CRC32 of ``prefix + data``, so
-        the keys are never built; n-grams of an ASCII word are byte slices.
+        For the words :func:`_crc32_slices` cannot take (non-ASCII: their n-grams
+        are of characters, not bytes). ``zlib.crc32(data, crc32(prefix))`` is the
+        CRC32 of ``prefix + data``, so the keys are never built.
         """
         c = self.config
         crc32 = zlib.crc32
-        encoded = word.encode("utf-8")
-        out.append(crc32(encoded, _WORD_KEY))
-        if c.ngram_weight <= 0:
-            return
-        if word.isascii():
-            padded = b"#" + encoded + b"#"
-            for n in range(c.ngram_min, c.ngram_max + 1):
-                out.extend([crc32(padded[i : i + n], _GRAM_KEY) for i in range(0, max(len(padded) - n + 1, 0))])
-        else:
-            text = f"#{word}#"
-            for n in range(c.ngram_min, c.ngram_max + 1):
-                out.extend([crc32(text[i : i + n].encode("utf-8"), _GRAM_KEY) for i in range(0, max(len(text) - n + 1, 0))])
+        text = f"#{word}#"
+        for n in range(c.ngram_min, c.ngram_max + 1):
+            out.extend([crc32(text[i : i + n].encode("utf-8"), _GRAM_KEY) for i in range(0, max(len(text) - n + 1, 0))])
 
     def _learn(self, words: list[str]) -> None:
-        """Hash the features of words not seen yet and append them to the cache (bucket and sign vectorised)."""
+        """Hash the features of words not seen yet and append them to the cache (hashes, buckets and signs vectorised)."""
         c = self.config
-        values: list[int] = []
-        sizes = np.zeros(len(words), dtype=np.int64)
-        hashes_of = self._hashes
-        for position, word in enumerate(words):
-            before = len(values)
-            hashes_of(word, values)
-            sizes[position] = len(values) - before
-        keys = values
-        hashes = np.asarray(values, dtype=np.uint64)
+        hashes = self._feature_hashes(words)
+        sizes = self._feature_counts(words)
         buckets = (hashes % np.uint64(self.dim)).astype(np.int64)
         signs = np.where((hashes >> np.uint64(31)) & np.uint64(1), -1.0, 1.0)
         starts = np.cumsum(sizes) - sizes
-        weights = np.full(len(keys), c.ngram_weight, dtype=np.float64)
+        weights = np.full(len(hashes), c.ngram_weight, dtype=np.float64)
         weights[starts] = c.word_weight  # each word's first feature is the word itself
         ids = self._ids
         for word in words:
@@ -136,7 +140,52 @@ class HashEmbedder:
         self._sizes = _append(self._sizes, len(ids) - len(words), sizes)
         self._buckets = _append(self._buckets, self._used, buckets)
         self._weights = _append(self._weights, self._used, (signs * weights).astype(np.float32))
-        self._used += len(keys)
+        self._used += len(hashes)
+
+    def _feature_counts(self, words: list[str]) -> np.ndarray:
+        """Features per word: the word itself plus its padded character n-grams of each size."""
+        c = self.config
+        lengths = np.fromiter(map(len, words), dtype=np.int64, count=len(words)) + 2  # padded with '#' at both ends
+        counts = np.ones(len(words), dtype=np.int64)
+        if c.ngram_weight > 0:
+            for n in range(c.ngram_min, c.ngram_max + 1):
+                counts += np.maximum(lengths - n + 1, 0)
+        return counts
+
+    def _feature_hashes(self, words: list[str]) -> np.ndarray:
+        """The CRC32 of every feature key of ``words``, in :meth:`_hashes`' order, as one flat ``uint64`` array.
+
+        The n-grams of ASCII words (nearly all of them) are hashed together by
+        :func:`_crc32_slices` over one byte buffer; other words go through :meth:`_hashes`.
+        """
+        c = self.config
+        sizes = self._feature_counts(words)
+        starts = np.cumsum(sizes) - sizes
+        out = np.zeros(int(sizes.sum()), dtype=np.uint64)
+        crc32 = zlib.crc32
+        encoded = [word.encode("utf-8") for word in words]
+        out[starts] = [crc32(data, _WORD_KEY) for data in encoded]
+        if c.ngram_weight <= 0:
+            return out
+        simple = np.fromiter(map(str.isascii, words), dtype=bool, count=len(words))
+        for position in np.flatnonzero(~simple).tolist():
+            grams: list[int] = []
+            self._hashes(words[position], grams)
+            out[starts[position] + 1 : starts[position] + 1 + len(grams)] = grams
+        chosen = np.flatnonzero(simple)
+        if not len(chosen):
+            return out
+        buffer = np.frombuffer(b"".join(b"#" + encoded[i] + b"#" for i in chosen.tolist()), dtype=np.uint8)
+        padded = np.fromiter((len(encoded[i]) + 2 for i in chosen.tolist()), dtype=np.int64, count=len(chosen))
+        offsets = np.cumsum(padded) - padded  # each padded word's first byte in the buffer
+        destination = starts[chosen] + 1  # after the word's own feature
+        for n in range(c.ngram_min, c.ngram_max + 1):
+            counts = np.maximum(padded - n + 1, 0)
+            total = int(counts.sum())
+            within = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
+            out[np.repeat(destination, counts) + within] = _crc32_slices(buffer, np.repeat(offsets, counts) + within, n, _GRAM_KEY)
+            destination = destination + counts
+        return out
 
     def _scale_table(self, largest: int) -> np.ndarray:
         if largest >= len(self._scales):
@@ -157,20 +206,23 @@ class HashEmbedder:
     def _embed_part(self, texts: Sequence[str], out: np.ndarray) -> None:
         stop = self._stopwords
         findall = _WORD.findall
-        counters = [Counter(findall(text.lower())) for text in texts]
-        if stop:
-            for counter in counters:  # dropping keys keeps the others in first-occurrence order
-                for word in stop.intersection(counter):
-                    del counter[word]
+        if stop:  # stop words dropped before counting: the others keep their first-occurrence order
+            dropped = stop.__contains__
+            counters = [Counter(filterfalse(dropped, findall(text.lower()))) for text in texts]
+        else:
+            counters = [Counter(findall(text.lower())) for text in texts]
         if len(self._ids) > self._MAX_WORDS:
             self._reset_cache()
         ids = self._ids
-        unseen = list(dict.fromkeys(filterfalse(ids.__contains__, chain.from_iterable(counters))))
-        if unseen:
-            self._learn(unseen)
-        words = np.fromiter(map(ids.__getitem__, chain.from_iterable(counters)), dtype=np.int64)
-        if not len(words):
+        every = list(chain.from_iterable(counters))
+        if not every:
             return
+        words = np.fromiter(map(ids.get, every, repeat(-1)), dtype=np.int64, count=len(every))  # one pass; -1: not seen yet
+        missing = np.flatnonzero(words < 0)
+        if len(missing):
+            new = [every[i] for i in missing.tolist()]
+            self._learn(list(dict.fromkeys(new)))
+            words[missing] = [ids[word] for word in new]
         per_text = np.fromiter(map(len, counters), dtype=np.int64, count=len(counters))
         counts = np.fromiter(chain.from_iterable(c.values() for c in counters), dtype=np.int64, count=len(words))
         scales = self._scale_table(int(counts.max()))[counts]

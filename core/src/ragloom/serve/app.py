@@ -11,6 +11,7 @@ from __future__ import annotations
 import hmac
 import json
 import os
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -28,6 +29,7 @@ from ragloom.serve.errors import HTTPError, error_body, status_for
 from ragloom.serve.locks import SourceLocks
 from ragloom.serve.openapi import openapi_schema
 from ragloom.tools import rag_ingest_tool
+from ragloom.types import Result
 
 MAX_BODY_BYTES = 1 << 20
 QUERY_FIELDS = {"query", "top_k", "threshold", "filter", "top_n"}
@@ -58,8 +60,9 @@ def create_app(
         _check_number(options, "top_k", int)
         _check_number(options, "top_n", int)
         _check_number(options, "threshold", (int, float))
-        results = await aio.aquery(pipeline, text, **options)  # type: ignore[arg-type]
-        return JSONResponse({"query": text, "results": list(iter_results_as_dicts(results))})
+        results, seconds = await aio.run_blocking(_timed_query, pipeline, text, options)
+        timing = {"Server-Timing": f"pipeline;dur={seconds * 1000:.3f}"}
+        return JSONResponse({"query": text, "results": list(iter_results_as_dicts(results))}, headers=timing)
 
     async def ingest(request: Request) -> Response:
         body = await _json_object(request)
@@ -118,6 +121,13 @@ def create_app(
     app.state.pipeline = pipeline
     app.state.token = token
     return app
+
+
+def _timed_query(pipeline: Pipeline, text: Any, options: dict[str, Any]) -> tuple[list[Result], float]:
+    """``pipeline.query`` and the seconds it took (the ``Server-Timing`` header's ``pipeline`` figure)."""
+    start = time.perf_counter()
+    results = pipeline.query(text, **options)
+    return results, time.perf_counter() - start
 
 
 def _guard(endpoint: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:

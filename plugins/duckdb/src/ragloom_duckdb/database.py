@@ -67,7 +67,7 @@ def _quote(text: str) -> str:
 class Database:
     """One open DuckDB file (or ``:memory:`` database) and everything cached about it."""
 
-    def __init__(self, path: str, *, read_only: bool, threads: int | None):
+    def __init__(self, path: str, *, read_only: bool, threads: int | None, memory_limit: str | None = None):
         self.path = path
         self.read_only = read_only
         self.lock = threading.RLock()
@@ -82,6 +82,10 @@ class Database:
         config: dict[str, Any] = {}
         if threads is not None:
             config["threads"] = threads
+        if memory_limit is not None:
+            config["memory_limit"] = memory_limit
+            if path != ":memory:":
+                config["temp_directory"] = path + ".tmp"  # what spills beyond the limit (DuckDB's default for a file)
         self._config = config
         self._connect()
         self._cursors: list[Any] = []
@@ -181,12 +185,12 @@ def _open_error(path: str, exc: Exception, *, read_only: bool = False) -> StoreE
     return StoreError(f"cannot open DuckDB store {path}: {text}")
 
 
-def acquire(path: str, *, read_only: bool, threads: int | None) -> Database:
+def acquire(path: str, *, read_only: bool, threads: int | None, memory_limit: str | None = None) -> Database:
     """The shared Database of ``path`` (opened on first use)."""
     if "\x00" in path:
         raise StoreError(f"DuckDB store path {path!r} contains a NUL byte")
     if path == ":memory:":
-        database = Database(path, read_only=False, threads=threads)
+        database = Database(path, read_only=False, threads=threads, memory_limit=memory_limit)
         database.refs = 1
         return database
     key = os.path.realpath(path)
@@ -198,7 +202,7 @@ def acquire(path: str, *, read_only: bool, threads: int | None) -> Database:
                 mode = "read-only" if database.read_only else "read-write"
                 raise StoreError(f"DuckDB store {path} is already open {mode} in this process; open it the same way")
         else:
-            database = _OPEN[key] = Database(path, read_only=read_only, threads=threads)
+            database = _OPEN[key] = Database(path, read_only=read_only, threads=threads, memory_limit=memory_limit)
         database.refs += 1
         return database
 

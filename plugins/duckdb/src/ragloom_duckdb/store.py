@@ -60,6 +60,8 @@ from ragloom_duckdb.sqlfilter import filter_sql
 __all__ = ["SCHEMA_VERSION", "DuckDBStore"]
 
 _PAYLOAD_COLUMNS = "chunk_id, document_id, text, source, metadata, start_offset, end_offset, tags"
+#: rows per Arrow batch when the mirror is loaded from the file
+_MIRROR_BATCH = 65_536
 
 
 class DuckDBStore:
@@ -71,7 +73,9 @@ class DuckDBStore:
         self.config = config or DuckDBStoreConfig()
         self.path = os.fspath(path) if path is not None else self.config.path
         self._closed = False
-        self._db: Database = acquire(self.path, read_only=self.config.read_only, threads=self.config.threads)
+        self._db: Database = acquire(
+            self.path, read_only=self.config.read_only, threads=self.config.threads, memory_limit=self.config.memory_limit
+        )
         # a store dropped without close() releases the file when collected, or at interpreter exit
         self._release = weakref.finalize(self, release, self._db)
         try:
@@ -138,25 +142,7 @@ class DuckDBStore:
         if db.mirror is None:
             mirror = VectorMirror(db.dim or 0)
             if db.dim is not None:
-                qualified = ", ".join(f"c.{name}" for name in _PAYLOAD_COLUMNS.split(", "))
-                table = cursor.execute(
-                    f"SELECT c.row_id, c.namespace, s.generation IS NOT NULL AS visible, c.source_type = 'document' AS document, "
-                    f"c.vector, {qualified} FROM chunks c "
-                    "LEFT JOIN sources s ON c.namespace = s.namespace AND c.source = s.source AND c.generation = s.generation "
-                    "ORDER BY c.row_id"
-                ).arrow()
-                table = table.read_all() if hasattr(table, "read_all") else table
-                if table.num_rows:
-                    columns = [table.column(name).to_pylist() for name in _PAYLOAD_COLUMNS.split(", ")]
-                    columns[-1] = [tuple(tags or ()) for tags in columns[-1]]
-                    mirror.load(
-                        table.column("row_id").to_numpy(),
-                        table.column("namespace").to_pylist(),
-                        table.column("visible").to_numpy(zero_copy_only=False),
-                        table.column("vector").combine_chunks().flatten().to_numpy(zero_copy_only=False),
-                        list(zip(*columns, strict=True)),
-                        table.column("document").to_numpy(zero_copy_only=False),
-                    )
+                _load_mirror(cursor, mirror)
             db.mirror = mirror
         return db.mirror
 
@@ -728,6 +714,53 @@ def _checked_filter_sql(filter: FilterNode | None) -> tuple[str, list[Any]]:
             except UnicodeEncodeError as exc:
                 raise FilterError("filter value is not valid Unicode (a lone surrogate)") from exc
     return where, list(params)
+
+
+def _load_mirror(cursor: Any, mirror: VectorMirror) -> None:
+    """Fill ``mirror`` from the file, streamed in Arrow batches.
+
+    No ``ORDER BY`` and no whole-table result: DuckDB then needs no more memory
+    than a batch (its ``memory_limit`` holds for stores larger than it), and the
+    rows are put in row id order here.
+    """
+    qualified = ", ".join(f"c.{name}" for name in _PAYLOAD_COLUMNS.split(", "))
+    result = cursor.execute(
+        f"SELECT c.row_id, c.namespace, s.generation IS NOT NULL AS visible, c.source_type = 'document' AS document, "
+        f"c.vector, {qualified} FROM chunks c "
+        "LEFT JOIN sources s ON c.namespace = s.namespace AND c.source = s.source AND c.generation = s.generation"
+    )
+    reader = result.to_arrow_reader(_MIRROR_BATCH) if hasattr(result, "to_arrow_reader") else result.fetch_record_batch(_MIRROR_BATCH)
+    row_ids: list[np.ndarray] = []
+    namespaces: list[str] = []
+    visible: list[np.ndarray] = []
+    documents: list[np.ndarray] = []
+    vectors: list[np.ndarray] = []
+    payloads: list[Payload] = []
+    names = _PAYLOAD_COLUMNS.split(", ")
+    for batch in reader:
+        if not batch.num_rows:
+            continue
+        row_ids.append(batch.column("row_id").to_numpy())
+        namespaces.extend(batch.column("namespace").to_pylist())
+        visible.append(batch.column("visible").to_numpy(zero_copy_only=False))
+        documents.append(batch.column("document").to_numpy(zero_copy_only=False))
+        vectors.append(batch.column("vector").flatten().to_numpy(zero_copy_only=False).astype(np.float32, copy=False))
+        columns = [batch.column(name).to_pylist() for name in names]
+        columns[-1] = [tuple(tags or ()) for tags in columns[-1]]
+        payloads.extend(zip(*columns, strict=True))  # type: ignore[arg-type]
+    if not row_ids:
+        return
+    ids = np.concatenate(row_ids)
+    order = np.argsort(ids, kind="stable")
+    ordered = order.tolist()
+    mirror.load(
+        ids[order],
+        [namespaces[i] for i in ordered],
+        np.concatenate(visible)[order],
+        np.concatenate(vectors).reshape(len(ids), mirror.dim)[order],
+        [payloads[i] for i in ordered],
+        np.concatenate(documents)[order],
+    )
 
 
 def _allowed(mirror: VectorMirror, namespace: str, row_ids: np.ndarray | None) -> np.ndarray:
