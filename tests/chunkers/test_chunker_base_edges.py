@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 import pytest
-from chunker_checks import check_spans
+from chunker_checks import MINILM_TOKENIZER, check_spans
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragloom import Document
+from ragloom import Document, Pipeline
 from ragloom.chunkers import FixedChunker, FixedConfig, RecursiveConfig, SentenceConfig, fingerprint_of, spans_to_chunks
 from ragloom.chunkers.base import check_separators, check_sizes, drop_contained, trim_span
+from ragloom.stores.memory import MemoryStore
 from ragloom.types import Chunk
 
 
@@ -71,6 +75,7 @@ def test_trim_span(text: str, start: int, end: int, expected: tuple[int, int]) -
         ([(0, 5), (3, 8), (3, 9)], [(0, 5), (3, 9)]),
         ([(0, 5), (4, 9), (9, 12)], [(0, 5), (4, 9), (9, 12)]),
         ([(2, 4), (0, 4)], [(2, 4), (0, 4)]),  # starting before the predecessor: kept
+        ([(0, 5), (0, 3)], [(0, 5)]),  # the same start, shorter: inside it, dropped
     ],
 )
 def test_drop_contained(spans: list[tuple[int, int]], expected: list[tuple[int, int]]) -> None:
@@ -82,11 +87,13 @@ def test_size_checks_name_the_option() -> None:
     check_sizes(10, 0, "tokens", "tok.json")
     with pytest.raises(ValueError, match=r"'overlap' \(10\) must be smaller than 'size' \(10\)"):
         check_sizes(10, 10)
-    with pytest.raises(ValueError, match="needs 'tokenizer'"):
+    with pytest.raises(ValueError) as refused:
         check_sizes(10, 0, "tokens")
+    assert str(refused.value) == "size_unit = 'tokens' needs 'tokenizer' (a tokenizer.json path or 'tiktoken:NAME')"
     check_separators(("a", " "))
-    with pytest.raises(ValueError, match="must not contain an empty string"):
+    with pytest.raises(ValueError) as refused:
         check_separators((" ", ""))
+    assert str(refused.value) == "'separators' must not contain an empty string"
     with pytest.raises(ValueError, match="empty string"):
         RecursiveConfig(separators=("",))
     with pytest.raises(ValueError, match="tokenizer"):
@@ -134,3 +141,22 @@ def test_fixed_windows_step_by_size_minus_overlap(text: str, sizes: tuple[int, i
     step = size - overlap
     windows = [trim_span(text, s, min(s + size, len(text))) for s in range(0, max(len(text) - overlap, 1), step)]
     assert set(spans) <= set(windows)
+
+
+@pytest.mark.parametrize("kind", ["recursive", "sentence"])
+def test_a_relative_tokenizer_path_is_read_from_the_pipelines_folder(kind: str, tmp_path: Path) -> None:
+    shutil.copy(MINILM_TOKENIZER, tmp_path / "tok.json")
+    pipeline = Pipeline.builder().base_dir(tmp_path).store(MemoryStore()).embedder("hash", dim=16).chunker(kind, size=20, size_unit="tokens", tokenizer="tok.json").build()
+    assert pipeline.chunker.fingerprint.startswith(f"{kind}:v1:") and ":tokenizer=sha256:" in pipeline.chunker.fingerprint
+
+
+def test_both_chunk_builders_give_equal_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where a Python cannot retype a filled layout to Chunk, Chunk(...) builds the same chunks."""
+    from ragloom.chunkers import base
+
+    doc, spans = document(), [(0, 12), (13, 30)]
+    fast = spans_to_chunks(doc, spans)
+    monkeypatch.setattr(base, "FAST_CHUNKS", False)
+    slow = spans_to_chunks(doc, spans)
+    assert slow == fast and [list(c.metadata) for c in slow] == [list(c.metadata) for c in fast]
+    assert [c.metadata["order"] for c in slow] == [0, 1]

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 import reference_recursive
-from chunker_checks import check_chunks, check_spans
+from chunker_checks import MINILM_TOKENIZER, check_chunks, check_spans
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -128,3 +130,18 @@ def test_chunks_carry_the_document() -> None:
     assert RecursiveChunker(RecursiveConfig()).chunk(Document(id="d", source="s", text="")) == []
     assert chunker.fingerprint.startswith("recursive:v1:") and "tokenizer=" not in chunker.fingerprint
     assert '"size":30' in chunker.fingerprint and '"overlap":8' in chunker.fingerprint
+
+
+def test_a_separator_first_seen_now_cuts_the_text() -> None:
+    """Separators are compiled on first use (and cached): one this process has never seen cuts like any other."""
+    fresh = f"<{uuid.uuid4().hex[:8]}>"
+    text = fresh.join(["alpha beta", "gamma", "delta epsilon zeta"])
+    spans = same_as_reference(text, 20, 0, (fresh, " "))
+    assert [text[a:b] for a, b in spans][:2] == [f"alpha beta{fresh}", f"gamma{fresh}"]
+
+
+def test_token_overlap_carries_whole_pieces_only() -> None:
+    """A paragraph that fits in size tokens is one piece: the next chunk cannot start inside it."""
+    text = "the cat sat down\n\nthe dog ran off"  # four tokens per paragraph
+    chunker = RecursiveChunker(RecursiveConfig(size=4, overlap=2, size_unit="tokens", tokenizer=str(MINILM_TOKENIZER)))
+    assert [text[a:b] for a, b in chunker.spans(text)] == ["the cat sat down", "the dog ran off"]

@@ -77,7 +77,13 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
             "tests/chunkers/test_chunker_properties.py::test_recursive", "tests/chunkers/test_chunker_properties.py::test_token_sizing",
         ],
     ),
-    "chunker_base": (["ragloom/chunkers/base.py", "ragloom/chunkers/fixed.py", "ragloom/chunkers/plugin.py"], ["tests/chunkers"]),
+    "chunker_base": (
+        ["ragloom/chunkers/base.py", "ragloom/chunkers/fixed.py", "ragloom/chunkers/plugin.py"],
+        [
+            "tests/chunkers/test_chunker_base_edges.py", "tests/chunkers/test_chunker_contract.py", "tests/chunkers/test_chunker_registration.py",
+            "tests/chunkers/test_per_call_chunker.py", "tests/chunkers/test_chunker_properties.py::test_fixed_and_sentence",
+        ],
+    ),
     "chunker_markdown": (["ragloom/chunkers/markdown.py"], ["tests/chunkers"]),
     "chunker_tokens": (["ragloom/chunkers/tokens.py"], ["tests/chunkers"]),
     "chunker_semantic": (["ragloom/chunkers/semantic.py"], ["tests/chunkers"]),
