@@ -5,7 +5,8 @@ shows for it (``mutmut show``, in the module's staging folder) is applied to the
 checkout's file, the module's tests run (``-x``), and the file is restored. A
 mutant the tests now fail on is saved as ``killed (recheck)``.
 
-Usage: ``python tests/mutation/recheck.py confine addresses``.
+Usage: ``python tests/mutation/recheck.py confine addresses``. With ``RECHECK_QUICK_ONLY=1`` only a
+module's quick tests run (for survivors of a finished run, which the rest of its tests already let through).
 """
 
 from __future__ import annotations
@@ -72,7 +73,14 @@ QUICK: dict[str, list[str]] = {
 }
 
 #: a module's quick tests, when they are a file of their own rather than a ``-k`` selection
-QUICK_FILES: dict[str, list[str]] = {"tools": ["tests/test_tools.py"]}
+QUICK_FILES: dict[str, list[str]] = {
+    "tools": ["tests/test_tools.py"],
+    # the tests written against the pipeline's survivors (a survivor of a finished run already passed the rest)
+    "pipeline": [
+        "tests/test_pipeline_mutants_ingest.py", "tests/test_pipeline_mutants_query.py",
+        "tests/test_pipeline_mutants_assembly.py", "tests/test_pipeline_mutants_batching.py",
+    ],
+}
 
 
 def _pytest(module: str, options: list[str], tests: list[str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -111,7 +119,7 @@ def recheck(module: str) -> None:
                 continue
             target.write_text(mutated, encoding="utf-8")
             ran = _pytest(module, QUICK.get(module, []), QUICK_FILES.get(module))  # quick tests first; a mutant they miss runs them all
-            if not ran.returncode:
+            if not ran.returncode and not os.environ.get("RECHECK_QUICK_ONLY"):  # only: the rest already ran on it
                 ran = _pytest(module, [])
         finally:
             target.write_text(original, encoding="utf-8")

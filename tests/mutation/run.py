@@ -55,6 +55,9 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
         [
             "tests/test_pipeline.py", "tests/test_ingest_promises.py", "tests/test_pipeline_surface.py", "tests/stores/test_memory_contract.py",
             "tests/test_tools.py", "tests/test_pipeline_hints_and_builder.py",
+            "tests/test_ingest_batching.py", "tests/test_sources_api.py", "tests/chunkers/test_per_call_chunker.py",
+            "tests/retrieval/test_query_options.py", "tests/test_pipeline_mutants_ingest.py", "tests/test_pipeline_mutants_query.py",
+            "tests/test_pipeline_mutants_assembly.py", "tests/test_pipeline_mutants_batching.py",
             "tests/test_async.py",  # not test_async_latency.py: its event-loop latency check fails under nice 19 on a busy machine
         ],
     ),

@@ -337,6 +337,7 @@ class Pipeline:
                 if writer is None or document.source != writer.source:
                     if writer is not None:
                         writer.finish()
+                        writer = None  # finished (perhaps held to embed with the next sources): never aborted below
                     if document.source in seen:
                         raise LoaderError("documents of one source must come together", source=document.source)
                     seen.add(document.source)
