@@ -70,11 +70,26 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
         ["tests/retrieval/test_keyword.py", "tests/retrieval/test_analysis.py", "tests/stores/test_keyword_index.py"],
     ),
     # the sentence splitter on its own (a part of "chunkers" small enough for a busy machine)
-    "chunker_sentences": (["ragloom/chunkers/sentences.py", "ragloom/chunkers/sentence.py"], ["tests/chunkers/test_chunker_sentence.py", "tests/chunkers/test_chunker_tokens.py"]),
-    "chunkers": (
-        ["ragloom/chunkers/*.py"],
-        ["tests/chunkers"],
+    "chunker_sentences": (["ragloom/chunkers/sentences.py", "ragloom/chunkers/sentence.py"], ["tests/chunkers/test_chunker_sentence.py", "tests/chunkers/test_chunker_tokens.py", "tests/chunkers/test_chunker_sentence_edges.py"]),
+    # the rest of the chunkers, split so each part finishes on a busy machine: the default (recursive) first
+    "chunker_recursive": (
+        ["ragloom/chunkers/recursive.py", "ragloom/chunkers/packing.py", "ragloom/chunkers/pieces.py"],
+        [
+            "tests/chunkers/test_chunker_recursive_edges.py", "tests/chunkers/test_chunker_contract.py", "tests/chunkers/test_chunker_golden.py",
+            "tests/chunkers/test_chunker_tokens.py", "tests/chunkers/test_per_call_chunker.py",
+            "tests/chunkers/test_chunker_properties.py::test_recursive", "tests/chunkers/test_chunker_properties.py::test_token_sizing",
+        ],
     ),
+    "chunker_base": (
+        ["ragloom/chunkers/base.py", "ragloom/chunkers/fixed.py", "ragloom/chunkers/plugin.py"],
+        [
+            "tests/chunkers/test_chunker_base_edges.py", "tests/chunkers/test_chunker_contract.py", "tests/chunkers/test_chunker_registration.py",
+            "tests/chunkers/test_per_call_chunker.py", "tests/chunkers/test_chunker_properties.py::test_fixed_and_sentence",
+        ],
+    ),
+    "chunker_markdown": (["ragloom/chunkers/markdown.py"], ["tests/chunkers"]),
+    "chunker_tokens": (["ragloom/chunkers/tokens.py"], ["tests/chunkers"]),
+    "chunker_semantic": (["ragloom/chunkers/semantic.py"], ["tests/chunkers"]),
     "memory_store": (["ragloom/stores/memory.py"], ["tests/stores/test_memory_contract.py"]),
     "duckdb_store": (
         ["ragloom_duckdb/store.py", "ragloom_duckdb/session.py"],

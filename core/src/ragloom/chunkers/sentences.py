@@ -7,7 +7,7 @@ The possible end marks are located with ``str.split`` scans (C loops), and each 
 - a blank line always ends a sentence (headings, list items without a period);
 - abbreviations don't end a sentence: a known one (``Dr.``, ``e.g.``,
   ``etc.``, ``Fig.`` …), an initial (``J. Smith``) or a dotted one (``U.S.``,
-  ``Ph.D.``); neither do decimals (``3.14``: no whitespace) nor ellipses
+  ``Ph.D.``; a word of over 40 characters is none); neither do decimals (``3.14``: no whitespace) nor ellipses
   (``...``, ``…``).
 
 Each sentence keeps its trailing whitespace; one longer than ``size`` is cut
@@ -47,10 +47,10 @@ def _is_abbreviation(text: str, dot: int) -> bool:
     """Does the word ending at ``text[dot] == "."`` abbreviate (no sentence end)?"""
     if dot >= 7 and text[dot - 7 : dot].isalpha():
         return False  # seven letters or more: longer than any abbreviation part
-    low = dot - 40 if dot > 40 else 0
+    low = dot - 41 if dot > 41 else 0
     start = max(text.rfind(" ", low, dot), text.rfind("\n", low, dot)) + 1
-    if dot - start > 8 and text.find(".", start, dot) == -1:
-        return False  # a long plain word
+    if dot - start > 40:
+        return False  # no space in the 41 characters before: a word too long to abbreviate
     word = text[start:dot].lstrip("\"'“‘([")
     if not word:
         return False
