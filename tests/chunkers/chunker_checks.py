@@ -74,3 +74,13 @@ def check_chunks(chunker: object, text: str) -> list:
         assert chunk.metadata["lang"] == "x" and chunk.document_id == document.id
     assert len({c.id for c in chunks}) == len(chunks)
     return chunks
+
+
+def covering(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The original's spans, less those the next span covers (the one fix over the original)."""
+    out: list[tuple[int, int]] = []
+    for span in spans:
+        if out and out[-1][0] == span[0]:
+            out.pop()
+        out.append(span)
+    return out

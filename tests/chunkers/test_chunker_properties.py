@@ -6,7 +6,7 @@ from functools import lru_cache
 
 import pytest
 import reference_recursive
-from chunker_checks import MINILM_TOKENIZER, check_chunks, check_spans, texts
+from chunker_checks import MINILM_TOKENIZER, check_chunks, check_spans, covering, texts
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -29,16 +29,6 @@ from ragloom.embedders.hashing import HashEmbedder, HashEmbedderConfig
 PROPERTY = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 sizes = st.integers(min_value=1, max_value=60).flatmap(lambda size: st.tuples(st.just(size), st.integers(0, size - 1)))
 separators = st.lists(st.sampled_from(["\n\n", "\n", ". ", " ", "|", "ab", "aa", "é"]), min_size=0, max_size=4, unique=True).map(tuple)
-
-
-def covering(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """The original's spans, less those the next span covers (the one fix over the original)."""
-    out: list[tuple[int, int]] = []
-    for span in spans:
-        if out and out[-1][0] == span[0]:
-            out.pop()
-        out.append(span)
-    return out
 
 
 @lru_cache(maxsize=1)

@@ -6,23 +6,13 @@ import uuid
 
 import pytest
 import reference_recursive
-from chunker_checks import MINILM_TOKENIZER, check_chunks, check_spans
+from chunker_checks import MINILM_TOKENIZER, check_chunks, check_spans, covering
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ragloom import Document
 from ragloom.chunkers import RecursiveChunker, RecursiveConfig
 from ragloom.chunkers.pieces import pack, split_ends, trimmed_spans
-
-
-def covering(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """The original's spans, less those the next span covers (the one fix over the original)."""
-    out: list[tuple[int, int]] = []
-    for span in spans:
-        if out and out[-1][0] == span[0]:
-            out.pop()
-        out.append(span)
-    return out
 
 
 def same_as_reference(text: str, size: int, overlap: int = 0, separators: tuple[str, ...] = ("\n\n", "\n", ". ", " ")) -> list[tuple[int, int]]:
