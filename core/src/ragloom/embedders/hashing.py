@@ -128,8 +128,7 @@ class HashEmbedder:
     def _learn(self, words: list[str]) -> None:
         """Hash the features of words not seen yet and append them to the cache (hashes, buckets and signs vectorised)."""
         c = self.config
-        hashes = self._feature_hashes(words)
-        sizes = self._feature_counts(words)
+        hashes, sizes = self._feature_hashes(words)
         buckets = (hashes % np.uint64(self.dim)).astype(np.int64)
         signs = np.where((hashes >> np.uint64(31)) & np.uint64(1), -1.0, 1.0)
         starts = np.cumsum(sizes) - sizes
@@ -154,8 +153,8 @@ class HashEmbedder:
                 counts += np.maximum(lengths - n + 1, 0)
         return counts
 
-    def _feature_hashes(self, words: list[str]) -> np.ndarray:
-        """The CRC32 of every feature key of ``words``, in :meth:`_hashes`' order, as one flat ``uint64`` array.
+    def _feature_hashes(self, words: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """The CRC32 of every feature key of ``words``, in :meth:`_hashes`' order (one flat ``uint64`` array), and each word's feature count.
 
         The n-grams of ASCII words (nearly all of them) are hashed together by
         :func:`_crc32_slices` over one byte buffer; other words go through :meth:`_hashes`.
@@ -168,7 +167,7 @@ class HashEmbedder:
         encoded = [word.encode("utf-8") for word in words]
         out[starts] = [crc32(data, _WORD_KEY) for data in encoded]
         if c.ngram_weight <= 0:
-            return out
+            return out, sizes
         simple = np.fromiter(map(str.isascii, words), dtype=bool, count=len(words))
         for position in np.flatnonzero(~simple).tolist():
             grams: list[int] = []
@@ -176,7 +175,7 @@ class HashEmbedder:
             out[starts[position] + 1 : starts[position] + 1 + len(grams)] = grams
         chosen = np.flatnonzero(simple)
         if not len(chosen):
-            return out
+            return out, sizes
         buffer = np.frombuffer(b"".join(b"#" + encoded[i] + b"#" for i in chosen.tolist()), dtype=np.uint8)
         padded = np.fromiter((len(encoded[i]) + 2 for i in chosen.tolist()), dtype=np.int64, count=len(chosen))
         offsets = np.cumsum(padded) - padded  # each padded word's first byte in the buffer
@@ -187,7 +186,7 @@ class HashEmbedder:
             within = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
             out[np.repeat(destination, counts) + within] = _crc32_slices(buffer, np.repeat(offsets, counts) + within, n, _GRAM_KEY)
             destination = destination + counts
-        return out
+        return out, sizes
 
     def _scale_table(self, largest: int) -> np.ndarray:
         if largest >= len(self._scales):
