@@ -86,6 +86,7 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
         [
             "tests/chunkers/test_chunker_base_edges.py", "tests/chunkers/test_chunker_contract.py", "tests/chunkers/test_chunker_registration.py",
             "tests/chunkers/test_per_call_chunker.py", "tests/chunkers/test_chunker_properties.py::test_fixed_and_sentence",
+            "tests/chunkers/test_chunker_fingerprint_values.py",
         ],
     ),
     "chunker_markdown": (
