@@ -92,7 +92,7 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
     "chunker_markdown": (
         ["ragloom/chunkers/markdown.py"],
         [
-            "tests/chunkers/test_chunker_markdown.py", "tests/chunkers/test_chunker_piece_edges.py", "tests/chunkers/test_chunker_contract.py",
+            "tests/chunkers/test_chunker_markdown.py", "tests/chunkers/test_chunker_markdown_edges.py", "tests/chunkers/test_chunker_piece_edges.py", "tests/chunkers/test_chunker_contract.py",
             "tests/chunkers/test_chunker_golden.py", "tests/chunkers/test_chunker_properties.py::test_markdown",
             "tests/chunkers/test_chunker_properties.py::test_found_by_hypothesis_leading_whitespace_overlap",
             "tests/chunkers/test_chunker_properties.py::test_repeated_passages_get_their_own_offsets",
