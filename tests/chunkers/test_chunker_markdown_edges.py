@@ -20,6 +20,8 @@ def headings(text: str) -> list[list[str]]:
         ("## Install #####   ", "Install"),
         ("## Install\t#", "Install"),
         ("## C#", "C#"),  # no space before the #: part of the title
+        ("## X#", "X#"),
+        ("## Section X", "Section X"),
         ("## Install # #", "Install #"),  # only the last run closes
         ("##   Spaced   ", "Spaced"),
         ("## ##", ""),  # only a closing sequence: an empty title
@@ -39,6 +41,7 @@ def test_atx_titles(line: str, title: str) -> None:
         ("```\ncode\n~~~\n", False),  # nor the other fence character
         ("~~~\ncode\n~~~~ \n", True),  # trailing spaces allowed
         ("```\ncode\n```python\n", False),  # a closing line has no info string
+        ("```\ncode\n```X\n", False),
         ("```\ncode\n", False),  # an unclosed fence runs to the end
     ],
 )
