@@ -97,7 +97,13 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
     ),
     "pgvector_store": (
         ["ragloom_pgvector/store.py"],
-        ["tests/plugin_pgvector/test_pgvector_contract.py", "tests/plugin_pgvector/test_pgvector_injection.py"],
+        [
+            "tests/plugin_pgvector/test_pgvector_contract.py", "tests/plugin_pgvector/test_pgvector_injection.py",
+            # the HNSW plan and search, the vacuum after a bulk write, cut connections (test_pgvector_faults cuts every
+            # connection of the server: never run it by hand against the server a mutation run uses)
+            "tests/plugin_pgvector/test_pgvector_search.py", "tests/plugin_pgvector/test_pgvector_vacuum.py",
+            "tests/plugin_pgvector/test_pgvector_faults.py",
+        ],
     ),
     "fetch": (["ragloom_web/fetch.py"], ["tests/plugin_web"]),
 }

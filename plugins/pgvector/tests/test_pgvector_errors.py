@@ -1,0 +1,102 @@
+"""What a user reads when a PostgreSQL store cannot do something: every error names the action that failed."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+
+from ragloom import StoreError
+from ragloom.filters import parse_filter
+from ragloom.testing import make_chunks
+from ragloom_pgvector import PgVectorStore, PgVectorStoreConfig
+
+NS = "errors"
+DIM = 8
+
+
+@pytest.fixture
+def store(pg: Any, pg_schema: str) -> Iterator[PgVectorStore]:
+    opened = PgVectorStore(PgVectorStoreConfig(schema=pg_schema, pool_max=2), dsn=pg.dsn)
+    yield opened
+    opened.close()
+
+
+def _commit(store: PgVectorStore, source: str, count: int, **options: Any) -> None:
+    with store.session(NS) as session:
+        stage = session.stage(source)
+        stage.write(make_chunks(source, count, **options), np.random.default_rng(count).standard_normal((count, DIM)).astype(np.float32))
+        stage.commit()
+
+
+_QUERY = np.eye(DIM, dtype=np.float32)[0]
+
+#: (the action an error names, a read that performs it)
+READS: list[tuple[str, Callable[[PgVectorStore], object]]] = [
+    ("listing chunks", lambda s: list(s.iter_chunks(NS))),
+    ("listing sources", lambda s: s.sources(NS)),
+    ("counting", lambda s: s.count(NS)),
+    ("stats", lambda s: s.stats(NS)),
+    ("search", lambda s: s.search(NS, _QUERY, top_k=3)),
+    ("keyword search", lambda s: s.keyword_search(NS, "chunk", top_k=3)),
+    ("reading vectors", lambda s: s.get_vectors(NS, ["x"])),
+    ("reading source states", lambda s: s.source_states(NS, ["/a.md"])),
+    ("planning", lambda s: s.plan(NS)),
+    ("explain", lambda s: s.explain(NS, _QUERY, top_k=3)),
+    ("delete", lambda s: s.delete(NS, parse_filter({"n": 1}))),
+    ("building the HNSW index", lambda s: s.build_index()),
+]
+
+
+@pytest.mark.parametrize(("action", "read"), READS, ids=[action for action, _ in READS])
+def test_a_read_whose_tables_are_gone_names_what_failed(pg: Any, pg_schema: str, store: PgVectorStore, action: str, read: Callable[[PgVectorStore], object]) -> None:
+    _commit(store, "/a.md", 3)
+    store.build_index()  # known to exist from here on: planning counts the namespace's rows
+    pg.execute(f"DROP SCHEMA {pg_schema} CASCADE")
+    with pytest.raises(StoreError, match=rf"^PostgreSQL store \S+ schema {pg_schema}: {action} failed: "):
+        read(store)
+
+
+def test_reading_the_dimension_of_a_store_whose_tables_are_gone_names_it(pg: Any, pg_schema: str) -> None:
+    store = PgVectorStore(PgVectorStoreConfig(schema=pg_schema, pool_max=2), dsn=pg.dsn)  # nothing written: no dimension known
+    try:
+        pg.execute(f"DROP SCHEMA {pg_schema} CASCADE")
+        with pytest.raises(StoreError, match=rf"^PostgreSQL store \S+ schema {pg_schema}: reading the dimension failed: "):
+            store.dimension()
+    finally:
+        store.close()
+
+
+def test_iter_chunks_reads_a_thousand_rows_per_batch_by_default(store: PgVectorStore) -> None:
+    _commit(store, "/a.md", 1001)
+    assert [len(batch) for batch in store.iter_chunks(NS)] == [1000, 1]
+    assert [len(batch) for batch in store.iter_chunks(NS, batch_size=400)] == [400, 400, 201]
+
+
+def test_update_metadata_refusals_name_the_stage_and_the_count(store: PgVectorStore) -> None:
+    _commit(store, "/a.md", 2)
+    with store.session(NS) as session:
+        stage = session.stage("/a.md")
+        known = make_chunks("/a.md", 2, metadata={"lang": "de"}, metadata_hash="m2")
+        unknown = make_chunks("/a.md", 1, part="never-stored")
+        with pytest.raises(StoreError, match=r"^update_metadata of /a\.md: 1 chunk id\(s\) are not stored for this source$"):
+            stage.update_metadata(known + unknown)
+    with store.session(NS) as session:
+        stage = session.stage("/a.md")
+        stage.update_metadata(make_chunks("/a.md", 2, metadata={"lang": "de"}, metadata_hash="m2"))
+        stage.commit()
+        with pytest.raises(StoreError, match=rf"^cannot update metadata: the stage of /a\.md \(generation {stage.generation}\) is already closed$"):
+            stage.update_metadata(make_chunks("/a.md", 1))
+    assert {r.metadata.get("lang") for batch in store.iter_chunks(NS) for r in batch} == {"de"}
+
+
+def test_metadata_the_database_refuses_names_the_update_and_keeps_the_old_generation(store: PgVectorStore) -> None:
+    _commit(store, "/a.md", 2)
+    with pytest.raises(StoreError, match=r": updating the metadata of 2 chunks of /a\.md failed, the database refused it: "), store.session(NS) as session:
+        stage = session.stage("/a.md")
+        stage.update_metadata(make_chunks("/a.md", 2, metadata={"note": "nul \x00 inside"}, metadata_hash="m2"))  # jsonb has no \u0000
+        stage.commit()
+    assert store.count(NS) == 2
+    assert store.source_state(NS, "/a.md").metadata == {make_chunks("/a.md", 1)[0].document_id: "meta-1"}
