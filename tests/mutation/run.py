@@ -102,7 +102,7 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
             # the HNSW plan and search, the vacuum after a bulk write, cut connections (test_pgvector_faults cuts every
             # connection of the server: never run it by hand against the server a mutation run uses)
             "tests/plugin_pgvector/test_pgvector_search.py", "tests/plugin_pgvector/test_pgvector_vacuum.py",
-            "tests/plugin_pgvector/test_pgvector_faults.py",
+            "tests/plugin_pgvector/test_pgvector_faults.py", "tests/plugin_pgvector/test_pgvector_errors.py",
         ],
     ),
     "fetch": (["ragloom_web/fetch.py"], ["tests/plugin_web"]),
