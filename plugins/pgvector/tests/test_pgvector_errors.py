@@ -100,3 +100,24 @@ def test_metadata_the_database_refuses_names_the_update_and_keeps_the_old_genera
         stage.commit()
     assert store.count(NS) == 2
     assert store.source_state(NS, "/a.md").metadata == {make_chunks("/a.md", 1)[0].document_id: "meta-1"}
+
+
+def test_an_abort_on_a_lost_connection_is_logged_naming_the_source(pg: Any, pg_schema: str, store: PgVectorStore, caplog: pytest.LogCaptureFixture) -> None:
+    _commit(store, "/a.md", 2)
+    session = store.session(NS)
+    stage = session.stage("/a.md")
+    stage.write(make_chunks("/a.md", 3, part="new"), np.ones((3, DIM), dtype=np.float32))
+    # cut this session's connection only: the one idle in its transaction after writing into this schema
+    [[cut]] = pg.execute(
+        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE state LIKE 'idle in transaction%%' AND query LIKE %s",
+        [f"%{pg_schema}%"],
+    )
+    assert cut == 1
+    with caplog.at_level("WARNING", logger="ragloom_pgvector.store"):
+        stage.abort()
+    [record] = [r for r in caplog.records if r.name == "ragloom_pgvector.store"]
+    assert record.getMessage() == "aborting /a.md failed; its rows go with the rolled-back transaction"
+    assert record.exc_info is not None and isinstance(record.exc_info[1], StoreError)
+    assert ": aborting /a.md failed, the connection to PostgreSQL was lost: " in str(record.exc_info[1])
+    session.close()  # the session is broken: nothing more to commit, no second error
+    assert store.count(NS) == 2  # the old generation stays whole
