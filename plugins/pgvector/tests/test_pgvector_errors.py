@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import datetime
+import pathlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -121,3 +123,30 @@ def test_an_abort_on_a_lost_connection_is_logged_naming_the_source(pg: Any, pg_s
     assert ": aborting /a.md failed, the connection to PostgreSQL was lost: " in str(record.exc_info[1])
     session.close()  # the session is broken: nothing more to commit, no second error
     assert store.count(NS) == 2  # the old generation stays whole
+
+
+def test_update_metadata_stores_values_json_cannot_spell_as_their_text_like_write(store: PgVectorStore) -> None:
+    day = datetime.date(2026, 12, 2)
+    _commit(store, "/a.md", 1, metadata={"day": day})
+    with store.session(NS) as session:
+        stage = session.stage("/a.md")
+        stage.update_metadata(make_chunks("/a.md", 1, metadata={"day": day, "path": pathlib.PurePosixPath("/x/y")}, metadata_hash="m2"))
+        stage.commit()
+    [[chunk]] = list(store.iter_chunks(NS))
+    assert (chunk.metadata["day"], chunk.metadata["path"]) == ("2026-12-02", "/x/y")
+
+
+def test_aborting_a_stage_of_a_broken_session_logs_nothing(store: PgVectorStore, caplog: pytest.LogCaptureFixture) -> None:
+    """The transaction is already rolled back: nothing to delete, nothing to warn about."""
+    _commit(store, "/a.md", 2)
+    _commit(store, "/b.md", 2)
+    session = store.session(NS)
+    written = session.stage("/b.md")
+    written.write(make_chunks("/b.md", 1, part="new"), np.ones((1, DIM), dtype=np.float32))
+    with pytest.raises(StoreError, match="the database refused it"):
+        session.stage("/a.md").update_metadata(make_chunks("/a.md", 2, metadata={"note": "\x00"}, metadata_hash="m2"))
+    with caplog.at_level("WARNING", logger="ragloom_pgvector.store"):
+        written.abort()
+        session.close()
+    assert [r.getMessage() for r in caplog.records if r.name == "ragloom_pgvector.store"] == []
+    assert store.count(NS) == 4
