@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 import pathlib
+import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -150,3 +151,22 @@ def test_aborting_a_stage_of_a_broken_session_logs_nothing(store: PgVectorStore,
         session.close()
     assert [r.getMessage() for r in caplog.records if r.name == "ragloom_pgvector.store"] == []
     assert store.count(NS) == 4
+
+
+def test_a_delete_waits_for_the_ingest_of_a_source_it_touches(store: PgVectorStore) -> None:
+    """A delete takes the lock of every source it touches: it runs after a session writing one of them
+    commits, so it deletes the new generation rather than the old one under it."""
+    _commit(store, "/a.md", 2)
+    session = store.session(NS)
+    stage = session.stage("/a.md")
+    stage.write(make_chunks("/a.md", 3, part="new"), np.ones((3, DIM), dtype=np.float32))
+    stage.commit()  # the new generation, not yet flushed: the session holds the source's lock
+    deleted: list[int] = []
+    deleter = threading.Thread(target=lambda: deleted.append(store.delete(NS, parse_filter({"source": "/a.md"}))))
+    deleter.start()
+    deleter.join(timeout=1.0)
+    waited = deleter.is_alive()
+    session.close()  # flushes: the lock goes
+    deleter.join(timeout=60)
+    assert waited and deleted == [3]
+    assert store.count(NS) == 0 and store.sources(NS) == []
