@@ -93,7 +93,7 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
     "memory_store": (["ragloom/stores/memory.py"], ["tests/stores/test_memory_contract.py"]),
     "duckdb_store": (
         ["ragloom_duckdb/store.py", "ragloom_duckdb/session.py"],
-        ["tests/plugin_duckdb/test_duckdb_contract.py", "tests/plugin_duckdb/test_duckdb_store.py"],
+        ["tests/plugin_duckdb/test_duckdb_contract.py", "tests/plugin_duckdb/test_duckdb_store.py", "tests/plugin_duckdb/test_duckdb_checkpoint.py"],
     ),
     "pgvector_store": (
         ["ragloom_pgvector/store.py"],
