@@ -186,3 +186,24 @@ def test_a_wal_past_the_threshold_is_checkpointed_after_the_write(tmp_path: Path
     with DuckDBStore(path=path) as store:
         Pipeline.builder().store(store).embedder("hash", dim=32).chunker("recursive", size=40, overlap=0).build().ingest(corpus)
         assert not Path(f"{path}.wal").exists() or Path(f"{path}.wal").stat().st_size == 0
+
+
+def test_a_copy_that_cannot_be_written_skips_the_checkpoint_and_loses_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(checkpoint, "WAL_CHECKPOINT_BYTES", 1)  # every write is followed by a checkpoint
+    path = tmp_path / "store.duckdb"
+    corpus = tmp_path / "corpus"
+    _write_corpus(corpus, 1)
+    store = DuckDBStore(path=path)
+    pipeline = Pipeline.builder().store(store).embedder("hash", dim=32).chunker("recursive", size=40, overlap=0).build()
+    Path(checkpoint.backup_path(str(path)) + ".tmp").mkdir()  # the fault: the copy cannot be created
+    with pytest.warns(UserWarning, match="free disk space"):
+        result = pipeline.ingest(corpus)
+    assert not result.failed  # committed: the checkpoint after it is what failed
+    with pytest.raises(StoreError, match="free disk space"):
+        store.checkpoint()
+    assert Path(f"{path}.wal").stat().st_size > 0 and not Path(checkpoint.backup_path(str(path))).exists()
+    with pytest.warns(UserWarning, match="checkpoint at close failed"):
+        store.close()
+    Path(checkpoint.backup_path(str(path)) + ".tmp").rmdir()
+    assert _versions(path, corpus) == [1] * FILES  # replayed from the WAL
+    assert not Path(f"{path}.wal").exists()

@@ -61,10 +61,10 @@ def _fsync_folder(path: str) -> None:
 
 
 def discard_partial_copy(path: str) -> None:
-    """Remove a copy that a crash cut short (call with the file's lock held)."""
+    """Remove a copy that a crash cut short (call with the file's lock held; best effort)."""
     try:
         os.unlink(backup_path(path) + ".tmp")
-    except FileNotFoundError:
+    except OSError:
         pass
 
 

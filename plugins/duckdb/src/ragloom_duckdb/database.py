@@ -141,7 +141,13 @@ class Database:
         if due_only and checkpoints.wal_bytes(self.path) < checkpoints.WAL_CHECKPOINT_BYTES:
             return
         with self.single_threaded(cursor):
-            checkpoints.checkpoint(cursor, self.path)
+            try:
+                checkpoints.checkpoint(cursor, self.path)
+            except OSError as exc:
+                raise StoreError(
+                    f"cannot checkpoint DuckDB store {self.path}: copying it to {checkpoints.backup_path(self.path)} "
+                    f"failed ({exc.strerror or exc}); the WAL keeps every commit, free disk space for one more copy of the file"
+                ) from None
 
     @contextmanager
     def single_threaded(self, cursor: Any) -> Iterator[None]:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -649,7 +650,10 @@ class DuckDBStore:
                         mirror.payloads[position] = (*old[:4], meta, old[5], old[6], tuple(tags or ()))
             visible = np.concatenate(shown).tolist() if shown else []
             self._apply(namespace, visible, sorted(set(dropped)))
-            db.checkpoint(cursor, due_only=True)
+            try:
+                db.checkpoint(cursor, due_only=True)
+            except StoreError as exc:  # committed already: the WAL holds it; the next write or close tries again
+                warnings.warn(str(exc), stacklevel=2)
 
     def delete(self, namespace: str, filter: FilterNode | None) -> int:
         """Delete visible chunks matching ``filter`` (None: the whole namespace); return the count."""
