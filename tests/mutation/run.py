@@ -90,7 +90,7 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
     "chunker_markdown": (["ragloom/chunkers/markdown.py"], ["tests/chunkers"]),
     "chunker_tokens": (["ragloom/chunkers/tokens.py"], ["tests/chunkers"]),
     "chunker_semantic": (["ragloom/chunkers/semantic.py"], ["tests/chunkers"]),
-    "memory_store": (["ragloom/stores/memory.py"], ["tests/stores/test_memory_contract.py"]),
+    "memory_store": (["ragloom/stores/memory.py"], ["tests/stores/test_memory_contract.py", "tests/stores/test_memory_store_behaviour.py"]),
     "duckdb_store": (
         ["ragloom_duckdb/store.py", "ragloom_duckdb/session.py"],
         ["tests/plugin_duckdb/test_duckdb_contract.py", "tests/plugin_duckdb/test_duckdb_store.py"],
