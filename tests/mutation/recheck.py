@@ -77,7 +77,8 @@ QUICK_FILES: dict[str, list[str]] = {
     "tools": ["tests/test_tools.py"],
     "duckdb_sqlfilter": ["plugins/duckdb/tests/test_duckdb_contract.py::TestDuckDBFileContract::test_hand_built_filter_trees"],
     "pgvector_sqlfilter": ["plugins/pgvector/tests/test_pgvector_contract.py::TestPgVectorContract::test_hand_built_filter_trees"],
-    "fetch": ["plugins/web/tests/test_web_async.py"],
+    "fetch": ["plugins/web/tests/test_web_async.py", "plugins/web/tests/test_web_fetch_limits.py"],
+    "pgvector_store": ["plugins/pgvector/tests/test_pgvector_errors.py"],
     # the tests written against the pipeline's survivors (a survivor of a finished run already passed the rest)
     "pipeline": [
         "tests/test_pipeline_mutants_ingest.py", "tests/test_pipeline_mutants_query.py",

@@ -93,11 +93,17 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
     "memory_store": (["ragloom/stores/memory.py"], ["tests/stores/test_memory_contract.py", "tests/stores/test_memory_store_behaviour.py"]),
     "duckdb_store": (
         ["ragloom_duckdb/store.py", "ragloom_duckdb/session.py"],
-        ["tests/plugin_duckdb/test_duckdb_contract.py", "tests/plugin_duckdb/test_duckdb_store.py"],
+        ["tests/plugin_duckdb/test_duckdb_contract.py", "tests/plugin_duckdb/test_duckdb_store.py", "tests/plugin_duckdb/test_duckdb_checkpoint.py"],
     ),
     "pgvector_store": (
         ["ragloom_pgvector/store.py"],
-        ["tests/plugin_pgvector/test_pgvector_contract.py", "tests/plugin_pgvector/test_pgvector_injection.py"],
+        [
+            "tests/plugin_pgvector/test_pgvector_contract.py", "tests/plugin_pgvector/test_pgvector_injection.py",
+            # the HNSW plan and search, the vacuum after a bulk write, cut connections (test_pgvector_faults cuts every
+            # connection of the server: never run it by hand against the server a mutation run uses)
+            "tests/plugin_pgvector/test_pgvector_search.py", "tests/plugin_pgvector/test_pgvector_vacuum.py",
+            "tests/plugin_pgvector/test_pgvector_faults.py", "tests/plugin_pgvector/test_pgvector_errors.py",
+        ],
     ),
     "fetch": (["ragloom_web/fetch.py"], ["tests/plugin_web"]),
 }

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import gzip
 import logging
+import threading
+import time
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler
 
 import pytest
-from web_servers import LocalServer, load_all, make_loader, slow
+from web_servers import LocalServer, load_all, make_loader
 
 from ragloom.errors import WebLoaderError
 from ragloom.types import make_document_id
@@ -99,20 +103,42 @@ def test_two_urls_redirecting_to_one_page_give_one_document(server: LocalServer)
     assert [d.source for d in documents] == [page]
 
 
+def _counted(busy: list[int], peak: list[int], lock: threading.Lock) -> Callable[[BaseHTTPRequestHandler], None]:
+    """A slow page that counts the requests it is serving at once; a request stops counting before its
+    response is sent (the server's own count ends after it, so a client's next request could overlap it)."""
+
+    def handler(request: BaseHTTPRequestHandler) -> None:
+        with lock:
+            busy[0] += 1
+            peak[0] = max(peak[0], busy[0])
+        time.sleep(0.05)
+        with lock:
+            busy[0] -= 1
+        request.send_response(200)
+        request.send_header("Content-Type", "text/plain")
+        request.send_header("Content-Length", "9")
+        request.end_headers()
+        request.wfile.write(b"slow page")
+
+    return handler
+
+
 def test_per_host_concurrency(server: LocalServer) -> None:
     other = LocalServer("127.0.0.2")
     try:
         other.route("/robots.txt", "", status=404)
         urls = []
+        peaks = []
         for host in (server, other):
+            busy, peak, lock = [0], [0], threading.Lock()
+            peaks.append(peak)
             for i in range(5):
-                host.route(f"/w{i}", slow(0.05, b"slow page"))
+                host.route(f"/w{i}", _counted(busy, peak, lock))
                 urls.append(host.url(f"/w{i}"))
         server.route("/sitemap.xml", _sitemap(urls), content_type="application/xml")
         documents = load_all(_local(max_concurrency=4, per_host_concurrency=1), server.url("/sitemap.xml"))
         assert len(documents) == 10
-        assert server.max_in_flight == 1
-        assert other.max_in_flight == 1
+        assert [peak[0] for peak in peaks] == [1, 1]
     finally:
         other.close()
 
