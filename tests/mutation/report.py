@@ -47,7 +47,7 @@ def table() -> str:
         statuses: dict[str, str] = json.loads(path.read_text(encoding="utf-8"))["mutants"]
         killed = sum(1 for s in statuses.values() if s in KILLED)
         unchecked = sum(1 for s in statuses.values() if s in {"not checked", "skipped"})
-        equal = [m for m, s in statuses.items() if s not in KILLED and m in equivalent]
+        equal = [m for m, s in statuses.items() if s not in KILLED and s not in {"not checked", "skipped"} and m in equivalent]
         alive = [m for m, s in statuses.items() if s not in KILLED and s not in {"not checked", "skipped"} and m not in equivalent]
         judged = len(statuses) - len(equal) - unchecked
         score = f"{100 * killed / judged:.1f} %" if judged else "–"

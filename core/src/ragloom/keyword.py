@@ -120,13 +120,11 @@ class BM25Index:
 
     def remap(self, mapping: Mapping[Hashable, Hashable]) -> None:
         """Rename keys (e.g. row numbers after a store compacts); keys not in ``mapping`` keep theirs."""
-        renamed: dict[Hashable, int] = {}
-        for key, slot in self._slot_of.items():
-            new = mapping.get(key, key)
-            renamed[new] = slot
-            self._keys[slot] = new
-        if len(renamed) != len(self._slot_of):
+        renamed = {mapping.get(key, key): slot for key, slot in self._slot_of.items()}
+        if len(renamed) != len(self._slot_of):  # refused before anything changed: the index stays as it was
             raise ValueError("remap would merge two documents into one key")
+        for key, slot in renamed.items():
+            self._keys[slot] = key
         self._slot_of = renamed
 
     def export(self) -> tuple[list[Hashable], list[str], np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
