@@ -10,13 +10,17 @@ memory store and hash embedder; a store subclass only counts calls.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 import ragloom.pipeline
-from ragloom import ConfigError, Pipeline, Registry, make_plugin_manager
+from ragloom import ConfigError, Document, EmbeddingError, Failure, LoaderError, Pipeline, Registry, hookimpl, make_plugin_manager
+from ragloom.chunkers.recursive import RecursiveChunker, RecursiveConfig
+from ragloom.embedders.hashing import HashEmbedder, HashEmbedderConfig
 from ragloom.stores.memory import MemoryStore
 
 
@@ -86,3 +90,105 @@ def test_an_auto_loader_that_does_not_route_sources_is_refused_naming_its_class(
     with pytest.raises(ConfigError) as raised:
         build(registry=registry)
     assert str(raised.value) == "the 'auto' loader (Flat) must route sources: expand(), name_for() and get()"
+
+
+# ---------------------------------------------------------------------- a per-call chunker of a chunker without options
+
+
+class OptionlessChunkers:
+    """Registers ``whole``: a chunker that takes no options (registered without a config class)."""
+
+    def __init__(self) -> None:
+        self.built = 0
+
+    @hookimpl
+    def register_chunkers(self, register: Any) -> None:
+        def whole(config: Any, context: Any) -> RecursiveChunker:
+            self.built += 1
+            return RecursiveChunker(RecursiveConfig(size=500, overlap=0))
+
+        register("whole", whole)
+
+
+def test_a_per_call_table_for_a_chunker_without_options_builds_it_afresh_or_names_the_unknown_key() -> None:
+    plugin = OptionlessChunkers()
+    registry = Registry(make_plugin_manager(load_entry_points=False, extra_plugins=[plugin]))
+    pipeline = Pipeline.builder(registry=registry).chunker("whole").embedder("hash", dim=32).store(MemoryStore()).build()
+    assert plugin.built == 1
+    fresh = pipeline.chunker_for({})  # no type: the configured chunker, with none of its (no) options changed
+    assert isinstance(fresh, RecursiveChunker) and fresh is not pipeline.chunker and plugin.built == 2
+    with pytest.raises(ConfigError) as raised:
+        pipeline.chunker_for({"size": 5})
+    assert str(raised.value) == "unknown key(s) size @ chunker: this component takes no options"
+    assert pipeline.ingest_documents([Document.create("one short text.", "app:1")], chunker={}).chunks == 1
+
+
+# ---------------------------------------------------------------------- an embedder failing inside a file's own batch
+
+
+class Refusing(HashEmbedder):
+    """The real hash embedder; a call with a text containing ``poison`` fails."""
+
+    def __init__(self) -> None:
+        super().__init__(HashEmbedderConfig(dim=32))
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        if any("poison" in t for t in texts):
+            raise EmbeddingError("the model refused a text")
+        return super().embed_documents(texts)
+
+
+def test_a_file_whose_own_batch_fails_to_embed_is_the_failure_named_by_its_path(tmp_path: Path) -> None:
+    """A file of more chunks than ``batch_size`` is embedded while it is read: a failure there names that file."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    big = docs / "big.txt"
+    big.write_text("\n\n".join(f"paragraph {i} of a poison file here." for i in range(3)), encoding="utf-8")
+    (docs / "small.txt").write_text("a small clean file.", encoding="utf-8")
+
+    def pipeline(on_error: str) -> Pipeline:
+        builder = Pipeline.builder().chunker("recursive", size=40, overlap=0).embedder(Refusing()).store(MemoryStore())
+        return builder.ingest_options(batch_size=2, on_error=on_error).build()
+
+    skipping = pipeline("skip")
+    result = skipping.ingest(docs)
+    assert result.failed == (Failure(source=str(big), reason="the model refused a text", error="EmbeddingError"),)
+    assert skipping.sources() == [str(docs / "small.txt")]
+    with pytest.raises(LoaderError) as raised:
+        pipeline("fail").ingest(docs)
+    assert raised.value.source == str(big) and str(raised.value) == f"{big}: EmbeddingError: the model refused a text"
+
+
+# ---------------------------------------------------------------------- a file target is not swept like a folder
+
+
+class FlushCountingStore(MemoryStore):
+    """The memory store, counting its write sessions' flushes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.flushes = 0
+
+    def session(self, namespace: str) -> Any:
+        session = super().session(namespace)
+        flush = session.flush
+
+        def counted() -> None:
+            self.flushes += 1
+            flush()
+
+        session.flush = counted  # type: ignore[method-assign]
+        return session
+
+
+def test_files_given_one_by_one_are_committed_with_the_session_and_not_swept_like_a_folder(tmp_path: Path) -> None:
+    """The flush before the sweep for vanished files is a folder's; files named one by one are written when the session ends."""
+    files = numbered(tmp_path / "docs", 3)
+    store = FlushCountingStore()
+    pipeline = build(store)
+    result = pipeline.ingest(files[:2])
+    assert result.sources == 2 and store.flushes == 0
+    assert sorted(pipeline.sources()) == files[:2]
+    pipeline.ingest(tmp_path / "docs")
+    assert store.flushes == 1, "a folder: one flush, before its sweep"
+    assert sorted(pipeline.sources()) == files
