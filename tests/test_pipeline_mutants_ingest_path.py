@@ -192,3 +192,9 @@ def test_files_given_one_by_one_are_committed_with_the_session_and_not_swept_lik
     pipeline.ingest(tmp_path / "docs")
     assert store.flushes == 1, "a folder: one flush, before its sweep"
     assert sorted(pipeline.sources()) == files
+
+
+def test_ingest_without_a_source_or_configured_sources_says_what_to_give() -> None:
+    with pytest.raises(ConfigError) as raised:
+        build().ingest()
+    assert str(raised.value) == "nothing to ingest: give a source or declare [[sources]] in the config"
