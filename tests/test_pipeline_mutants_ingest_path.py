@@ -198,3 +198,19 @@ def test_ingest_without_a_source_or_configured_sources_says_what_to_give() -> No
     with pytest.raises(ConfigError) as raised:
         build().ingest()
     assert str(raised.value) == "nothing to ingest: give a source or declare [[sources]] in the config"
+
+
+def test_a_retagged_file_is_unchanged_at_the_next_ingest_with_the_same_tags(tmp_path: Path) -> None:
+    """Retagging updates the stored chunks' hashes too: the next ingest with those tags finds nothing to do."""
+    path = tmp_path / "a.txt"
+    path.write_text("first paragraph of the file.\n\nsecond paragraph of the file.", encoding="utf-8")
+    store = CountingStore()
+    pipeline = (
+        Pipeline.builder().chunker("recursive", size=40, overlap=0).embedder("hash", dim=32).store(store).build()
+    )
+    assert pipeline.ingest(path, tags=["old"]).chunks == 2
+    retagged = pipeline.ingest(path, tags=["new"])
+    assert (retagged.updated, retagged.chunks, retagged.unchanged) == (1, 0, 0)
+    again = pipeline.ingest(path, tags=["new"])
+    assert (again.unchanged, again.unchanged_sources, again.updated, again.chunks) == (1, 1, 0, 0)
+    assert sorted(c.tags for c in store.chunks("default")) == [("new",), ("new",)]
