@@ -11,25 +11,29 @@ from __future__ import annotations
 import glob
 import os
 import threading
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from ragloom.plugin import StoreError
+from ragloom_duckdb import checkpoint as checkpoints
 
 SCHEMA_NAME = "ragloom-duckdb"
 SCHEMA_VERSION = 3
 
 #: Settings of every database instance the store opens. Embedding floats do not
 #: compress (ALP/ALPRD analysis made bulk inserts and checkpoints ~1.5x slower and
-#: the file larger in bench/duckdb); a larger WAL lets many batch commits share
-#: one checkpoint instead of compressing and rewriting the table after each batch;
-#: without late materialization an HNSW top-k query is the index scan alone (with
+#: the file larger in bench/duckdb); DuckDB never checkpoints on its own (not at a
+#: WAL size, not at close): the store takes every checkpoint behind a copy of the
+#: file (:mod:`ragloom_duckdb.checkpoint`), because a crash during DuckDB's own
+#: could leave a corrupt file; without late materialization an HNSW top-k query is the index scan alone (with
 #: it, DuckDB adds a semi-join over a full scan of the table).
 SETTINGS = (
     "SET GLOBAL disabled_compression_methods = 'alp,alprd'",
-    "SET GLOBAL checkpoint_threshold = '256MB'",
+    "SET GLOBAL checkpoint_threshold = '1000TB'",
+    "PRAGMA disable_checkpoint_on_shutdown",
     "SET GLOBAL late_materialization_max_rows = 0",
 )
 
@@ -103,15 +107,47 @@ class Database:
                     raise StoreError(f"cannot open DuckDB store {path} read-only: no such file")
                 if not read_only:
                     _make_parent(path)
-                mode = " (READ_ONLY)" if read_only else ""
-                self.con.execute(f"ATTACH {_quote(path)} AS ragloom_store{mode}")
-                self.con.execute("USE ragloom_store")
+                if not read_only and os.path.exists(checkpoints.backup_path(path)):
+                    checkpoints.recover(path, self._attach, self._detach)
+                else:
+                    self._attach()
+                if not read_only:
+                    checkpoints.discard_partial_copy(path)
         except duckdb.Error as exc:
             self.con.close()
             raise _open_error(path, exc, read_only=read_only) from exc
         except BaseException:
             self.con.close()
             raise
+
+    def _attach(self) -> Any:
+        mode = " (READ_ONLY)" if self.read_only else ""
+        self.con.execute(f"ATTACH {_quote(self.path)} AS ragloom_store{mode}")
+        self.con.execute("USE ragloom_store")
+        return self.con
+
+    def _detach(self) -> None:
+        self.con.execute("USE memory")
+        self.con.execute("DETACH DATABASE IF EXISTS ragloom_store")
+
+    def checkpoint(self, cursor: Any, *, due_only: bool = False) -> None:
+        """Write the WAL into the file behind a copy (:func:`ragloom_duckdb.checkpoint.checkpoint`).
+
+        ``due_only``: only once the WAL has passed :data:`~ragloom_duckdb.checkpoint.WAL_CHECKPOINT_BYTES`.
+        Call with :attr:`lock` held.
+        """
+        if self.read_only or self.path == ":memory:":
+            return
+        if due_only and checkpoints.wal_bytes(self.path) < checkpoints.WAL_CHECKPOINT_BYTES:
+            return
+        with self.single_threaded(cursor):
+            try:
+                checkpoints.checkpoint(cursor, self.path)
+            except OSError as exc:
+                raise StoreError(
+                    f"cannot checkpoint DuckDB store {self.path}: copying it to {checkpoints.backup_path(self.path)} "
+                    f"failed ({exc.strerror or exc}); the WAL keeps every commit, free disk space for one more copy of the file"
+                ) from None
 
     @contextmanager
     def single_threaded(self, cursor: Any) -> Iterator[None]:
@@ -138,10 +174,17 @@ class Database:
         return cursor
 
     def close(self) -> None:
-        """Save the HNSW index if it changed, close every cursor and the database."""
+        """Save the HNSW index if it changed, checkpoint what was written, close every cursor and the database.
+
+        A checkpoint that fails leaves the WAL in place (replayed at the next open): nothing is lost.
+        """
         if self.hnsw is not None:
             self.hnsw.close()
             self.hnsw = None
+        try:
+            self.checkpoint(self.cursor())
+        except Exception as exc:  # noqa: BLE001 - closing must not fail; the WAL keeps every commit
+            warnings.warn(f"DuckDB store {self.path}: checkpoint at close failed, the WAL is kept: {exc}", stacklevel=2)
         for cursor in self._cursors:
             try:
                 cursor.close()
@@ -171,12 +214,20 @@ def _held_by_readers(path: str) -> bool:
 
 def _open_error(path: str, exc: Exception, *, read_only: bool = False) -> StoreError:
     text = str(exc)
-    if "lock" in text.lower() and not read_only and _held_by_readers(path):
+    locked = "could not set lock" in text.lower() or "conflicting lock" in text.lower()
+    if checkpoints.is_corrupt(exc):
+        if os.path.exists(checkpoints.backup_path(path)):
+            return StoreError(
+                f"DuckDB store {path} is damaged by a checkpoint cut short ({text.strip().splitlines()[0]}); "
+                f"open it once without read_only to put back the copy {checkpoints.backup_path(path)}"
+            )
+        return StoreError(f"DuckDB store {path} is damaged: {text.strip().splitlines()[0]}")
+    if locked and not read_only and _held_by_readers(path):
         return StoreError(
             f"DuckDB store {path} is open read-only in another process ({text.strip().splitlines()[0]}); "
             "a writer needs the file to itself: close the readers first, or open this one with read_only = true in [store]"
         )
-    if "lock" in text.lower():
+    if locked:
         return StoreError(
             f"DuckDB store {path} is open for writing in another process ({text.strip().splitlines()[0]}); "
             "processes can share one file only when all of them open it with read_only = true in [store] (queries only); "

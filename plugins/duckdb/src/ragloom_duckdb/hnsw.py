@@ -46,6 +46,7 @@ import json
 import os
 import tempfile
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -317,8 +318,8 @@ def persisted_index(cursor: Any) -> bool:
     return bool(marker or indexes)
 
 
-def drop_persisted_index(cursor: Any) -> None:
-    """Remove an earlier version's HNSW index and marker from the file and checkpoint (no extension needed)."""
+def drop_persisted_index(cursor: Any, checkpoint: Callable[[Any], None]) -> None:
+    """Remove an earlier version's HNSW index and marker from the file and ``checkpoint`` (no extension needed)."""
     names = [
         row[0]
         for row in cursor.execute(
@@ -334,4 +335,4 @@ def drop_persisted_index(cursor: Any) -> None:
         cursor.execute("ROLLBACK")
         raise
     cursor.execute("COMMIT")
-    cursor.execute("CHECKPOINT")
+    checkpoint(cursor)

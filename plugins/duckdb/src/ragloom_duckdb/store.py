@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -84,7 +85,7 @@ class DuckDBStore:
                     cursor = self._db.cursor()
                     self._db.dim, has_chunks = open_schema(cursor, self.path, read_only=self.config.read_only)
                     if has_chunks and not self.config.read_only and persisted_index(cursor):
-                        drop_persisted_index(cursor)  # an earlier version's index inside the file
+                        drop_persisted_index(cursor, self._db.checkpoint)  # an earlier version's index inside the file
                     if has_chunks:
                         self._db.next_row_id = int(cursor.execute("SELECT coalesce(max(row_id), -1) + 1 FROM chunks").fetchone()[0])
         except BaseException:
@@ -649,6 +650,10 @@ class DuckDBStore:
                         mirror.payloads[position] = (*old[:4], meta, old[5], old[6], tuple(tags or ()))
             visible = np.concatenate(shown).tolist() if shown else []
             self._apply(namespace, visible, sorted(set(dropped)))
+            try:
+                db.checkpoint(cursor, due_only=True)
+            except StoreError as exc:  # committed already: the WAL holds it; the next write or close tries again
+                warnings.warn(str(exc), stacklevel=2)
 
     def delete(self, namespace: str, filter: FilterNode | None) -> int:
         """Delete visible chunks matching ``filter`` (None: the whole namespace); return the count."""
@@ -680,9 +685,7 @@ class DuckDBStore:
         if self.config.read_only or self.path == ":memory:":
             return
         with self._db.lock, self._errors("checkpoint"):
-            cursor = self._cursor()
-            with self._db.single_threaded(cursor):
-                cursor.execute("CHECKPOINT")
+            self._db.checkpoint(self._cursor())
 
     def close(self) -> None:
         """Release the file (the last store object of the process closes it)."""
