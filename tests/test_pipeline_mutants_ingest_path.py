@@ -205,9 +205,7 @@ def test_a_retagged_file_is_unchanged_at_the_next_ingest_with_the_same_tags(tmp_
     path = tmp_path / "a.txt"
     path.write_text("first paragraph of the file.\n\nsecond paragraph of the file.", encoding="utf-8")
     store = CountingStore()
-    pipeline = (
-        Pipeline.builder().chunker("recursive", size=40, overlap=0).embedder("hash", dim=32).store(store).build()
-    )
+    pipeline = Pipeline.builder().chunker("recursive", size=40, overlap=0).embedder("hash", dim=32).store(store).build()
     assert pipeline.ingest(path, tags=["old"]).chunks == 2
     retagged = pipeline.ingest(path, tags=["new"])
     assert (retagged.updated, retagged.chunks, retagged.unchanged) == (1, 0, 0)
