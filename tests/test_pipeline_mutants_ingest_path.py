@@ -1,11 +1,13 @@
-"""The ingest path's bookkeeping, seen from outside: store calls, the router, held and staged sources.
+"""The ingest path's bookkeeping, seen from outside: store calls, failures, flushes, the router.
 
-Written against the mutants of ``pipeline.py`` that the rest of the suite let
-through when the ingest path (``_ingest_target``, ``_SourceWriter``,
+Written against the mutants of ``pipeline.py`` the rest of the suite let through
+when the ingest path (``ingest``, ``_ingest_target``, ``_SourceWriter``,
 ``_IngestRun``) and the assembly were measured: the read-ahead of stored states
-in batches (a folder longer than one batch), the check that the ``auto`` loader
-routes sources, and what a re-ingest leaves in the store. Real files, the real
-memory store and hash embedder; a store subclass only counts calls.
+batch by batch (a folder longer than one batch), the check that the ``auto``
+loader routes sources, a per-call chunker of a chunker without options, an
+embedder failing inside a file's own batch, files named one by one (no sweep),
+the exact "nothing to ingest" message, and the hashes a retag stores. Real files,
+the real memory store and hash embedder; store subclasses only count calls.
 """
 
 from __future__ import annotations
@@ -212,3 +214,30 @@ def test_a_retagged_file_is_unchanged_at_the_next_ingest_with_the_same_tags(tmp_
     again = pipeline.ingest(path, tags=["new"])
     assert (again.unchanged, again.unchanged_sources, again.updated, again.chunks) == (1, 1, 0, 0)
     assert sorted(c.tags for c in store.chunks("default")) == [("new",), ("new",)]
+
+
+def test_a_row_added_to_an_unchanged_file_is_stored(tmp_path: Path) -> None:
+    """Every stored row kept and one new: the file changed, its new row is embedded and committed."""
+    path = tmp_path / "rows.jsonl"
+    rows = [f'{{"id": "r{i}", "text": "row {i} text."}}\n' for i in range(3)]
+    path.write_text("".join(rows[:2]), encoding="utf-8")
+    store = CountingStore()
+    pipeline = (
+        Pipeline.builder().embedder("hash", dim=32).store(store).loader("jsonl", content_field="text", id_field="id").build()
+    )
+    assert pipeline.ingest(path).chunks == 2
+    path.write_text("".join(rows), encoding="utf-8")
+    result = pipeline.ingest(path)
+    assert (result.documents, result.chunks, result.unchanged, result.unchanged_sources) == (3, 1, 2, 0)
+    assert sorted(c.text for c in store.chunks("default")) == ["row 0 text.", "row 1 text.", "row 2 text."]
+
+
+def test_a_retagged_file_given_before_its_folder_is_updated_once(tmp_path: Path) -> None:
+    """A retag is staged at once (no embedding to wait for); the folder after it waits for that commit instead of
+    reading the file's old state ahead, and finds it unchanged."""
+    files = numbered(tmp_path / "docs", 2)
+    pipeline = build(MemoryStore())
+    pipeline.ingest(tmp_path / "docs", tags=["a"])
+    result = pipeline.ingest([files[0], tmp_path / "docs"], tags=["b"])
+    assert (result.documents, result.updated, result.unchanged, result.sources, result.unchanged_sources) == (3, 2, 1, 3, 1)
+    assert [c.tags for c in pipeline.store.chunks("default")] == [("b",), ("b",)]  # type: ignore[attr-defined]
