@@ -82,7 +82,7 @@ QUICK_FILES: dict[str, list[str]] = {
     # the tests written against the pipeline's survivors (a survivor of a finished run already passed the rest)
     "pipeline": [
         "tests/test_pipeline_mutants_ingest.py", "tests/test_pipeline_mutants_query.py",
-        "tests/test_pipeline_mutants_assembly.py", "tests/test_pipeline_mutants_batching.py",
+        "tests/test_pipeline_mutants_assembly.py", "tests/test_pipeline_mutants_batching.py", "tests/test_pipeline_mutants_ingest_path.py",
     ],
 }
 
