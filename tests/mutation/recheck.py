@@ -79,6 +79,8 @@ QUICK_FILES: dict[str, list[str]] = {
     "pgvector_sqlfilter": ["plugins/pgvector/tests/test_pgvector_contract.py::TestPgVectorContract::test_hand_built_filter_trees"],
     "fetch": ["plugins/web/tests/test_web_async.py", "plugins/web/tests/test_web_fetch_limits.py"],
     "pgvector_store": ["plugins/pgvector/tests/test_pgvector_errors.py"],
+    # the behaviour tests written against memory_store's survivors (they passed the contract already)
+    "memory_store": ["tests/stores/test_memory_store_behaviour.py"],
     # the tests written against the pipeline's survivors (a survivor of a finished run already passed the rest)
     "pipeline": [
         "tests/test_pipeline_mutants_ingest.py", "tests/test_pipeline_mutants_query.py",
