@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from ragloom.embedders.hashing import HashEmbedder, HashEmbedderConfig
+from ragloom.stores.memory import MemoryStore
 
 
 class CountingEmbedder(HashEmbedder):
@@ -21,3 +23,22 @@ class CountingEmbedder(HashEmbedder):
         self.calls += 1
         self.texts += len(texts)
         return super().embed_documents(texts)
+
+
+class FlushCountingStore(MemoryStore):
+    """The memory store, counting its write sessions' flushes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.flushes = 0
+
+    def session(self, namespace: str) -> Any:
+        session = super().session(namespace)
+        flush = session.flush
+
+        def counted() -> None:
+            self.flushes += 1
+            flush()
+
+        session.flush = counted  # type: ignore[method-assign]
+        return session

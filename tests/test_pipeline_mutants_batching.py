@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from helpers import FlushCountingStore
 
 from ragloom import EmbeddingError, IngestResult, LoaderError, Pipeline
 from ragloom.embedders.hashing import HashEmbedder, HashEmbedderConfig
@@ -36,25 +37,6 @@ class RecordingEmbedder(HashEmbedder):
         if any("poison" in t for t in texts):
             raise EmbeddingError("the model refused a text")
         return super().embed_documents(texts)
-
-
-class FlushCountingStore(MemoryStore):
-    """The memory store, counting its write sessions' flushes."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.flushes = 0
-
-    def session(self, namespace: str) -> Any:
-        session = super().session(namespace)
-        flush = session.flush
-
-        def counted() -> None:
-            self.flushes += 1
-            flush()
-
-        session.flush = counted  # type: ignore[method-assign]
-        return session
 
 
 def files_of(folder: Path, sizes: list[int], poison: int | None = None) -> None:

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from helpers import FlushCountingStore
 
 import ragloom.pipeline
 from ragloom import ConfigError, Document, EmbeddingError, Failure, LoaderError, Pipeline, Registry, hookimpl, make_plugin_manager
@@ -162,25 +163,6 @@ def test_a_file_whose_own_batch_fails_to_embed_is_the_failure_named_by_its_path(
 
 
 # ---------------------------------------------------------------------- a file target is not swept like a folder
-
-
-class FlushCountingStore(MemoryStore):
-    """The memory store, counting its write sessions' flushes."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.flushes = 0
-
-    def session(self, namespace: str) -> Any:
-        session = super().session(namespace)
-        flush = session.flush
-
-        def counted() -> None:
-            self.flushes += 1
-            flush()
-
-        session.flush = counted  # type: ignore[method-assign]
-        return session
 
 
 def test_files_given_one_by_one_are_committed_with_the_session_and_not_swept_like_a_folder(tmp_path: Path) -> None:
