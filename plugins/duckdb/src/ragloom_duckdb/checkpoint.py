@@ -60,12 +60,17 @@ def _fsync_folder(path: str) -> None:
         os.close(folder)
 
 
-def discard_partial_copy(path: str) -> None:
-    """Remove a copy that a crash cut short (call with the file's lock held; best effort)."""
+def _remove(path: str) -> None:
+    """Delete ``path`` if it can be (best effort)."""
     try:
-        os.unlink(backup_path(path) + ".tmp")
+        os.unlink(path)
     except OSError:
         pass
+
+
+def discard_partial_copy(path: str) -> None:
+    """Remove a copy that a crash cut short (call with the file's lock held)."""
+    _remove(backup_path(path) + ".tmp")
 
 
 def _copy_durably(source: str, target: str) -> None:
@@ -77,23 +82,19 @@ def _copy_durably(source: str, target: str) -> None:
             os.fsync(handle.fileno())
         os.replace(partial, target)
     except BaseException:
-        try:
-            os.unlink(partial)
-        except OSError:
-            pass
+        _remove(partial)
         raise
     _fsync_folder(target)
 
 
-def checkpoint(cursor: Any, path: str) -> bool:
-    """Checkpoint the WAL into ``path`` behind a copy of the file; False when the WAL held nothing."""
+def checkpoint(cursor: Any, path: str) -> None:
+    """Checkpoint the WAL into ``path`` behind a copy of the file (nothing to do when the WAL is empty)."""
     if wal_bytes(path) == 0:
-        return False
+        return
     backup = backup_path(path)
     _copy_durably(path, backup)
     cursor.execute("CHECKPOINT")
     os.unlink(backup)
-    return True
 
 
 def is_corrupt(error: BaseException) -> bool:
