@@ -160,3 +160,13 @@ def test_the_top_k_are_the_head_of_the_full_ranking(count: int, seed: int, top_k
     everything = [r.chunk_id for r in store.search(NS, query, top_k=count)]
     assert len(everything) == count
     assert [r.chunk_id for r in store.search(NS, query, top_k=top_k)] == everything[:top_k]
+
+
+def test_the_top_k_of_a_larger_namespace_are_the_head_of_the_full_ranking() -> None:
+    # argpartition guarantees only the position it is asked for: asked for k - 1 instead of k, the
+    # k-th result would be whatever row the partition left after it (as for these 300 vectors, k = 44)
+    store = _store_of(300, 118)
+    query = _vectors(1, 119)[0]
+    everything = [r.chunk_id for r in store.search(NS, query, top_k=300)]
+    for top_k in (20, 44, 64):
+        assert [r.chunk_id for r in store.search(NS, query, top_k=top_k)] == everything[:top_k]
