@@ -131,3 +131,10 @@ def test_min_size_may_equal_max_size() -> None:
     assert SemanticConfig(min_size=100, max_size=100).min_size == 100
     with pytest.raises(ValueError, match=r"^'min_size' \(101\) must not exceed 'max_size' \(100\)$"):
         SemanticConfig(min_size=101, max_size=100)
+
+
+def test_a_document_of_one_unit_costs_no_embedding_call() -> None:
+    embedder = CountingEmbedder()
+    chunker = SemanticChunker(SemanticConfig(), embedder=embedder)
+    assert chunker.spans("Only one sentence.") == [(0, 18)]
+    assert embedder.calls == 0 and embedder.texts == 0
