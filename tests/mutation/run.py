@@ -79,7 +79,7 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
             "tests/chunkers/test_chunker_recursive_edges.py", "tests/chunkers/test_chunker_contract.py", "tests/chunkers/test_chunker_golden.py",
             "tests/chunkers/test_chunker_tokens.py", "tests/chunkers/test_per_call_chunker.py",
             "tests/chunkers/test_chunker_properties.py::test_recursive", "tests/chunkers/test_chunker_properties.py::test_token_sizing",
-            "tests/chunkers/test_chunker_piece_edges.py",
+            "tests/chunkers/test_chunker_piece_edges.py", "tests/chunkers/test_chunker_token_separators.py",
         ],
     ),
     "chunker_base": (
@@ -93,7 +93,7 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
     "chunker_markdown": (
         ["ragloom/chunkers/markdown.py"],
         [
-            "tests/chunkers/test_chunker_markdown.py", "tests/chunkers/test_chunker_markdown_edges.py", "tests/chunkers/test_chunker_piece_edges.py", "tests/chunkers/test_chunker_contract.py",
+            "tests/chunkers/test_chunker_markdown.py", "tests/chunkers/test_chunker_markdown_edges.py", "tests/chunkers/test_chunker_markdown_structure.py", "tests/chunkers/test_chunker_piece_edges.py", "tests/chunkers/test_chunker_contract.py",
             "tests/chunkers/test_chunker_golden.py", "tests/chunkers/test_chunker_properties.py::test_markdown",
             "tests/chunkers/test_chunker_properties.py::test_found_by_hypothesis_leading_whitespace_overlap",
             "tests/chunkers/test_chunker_properties.py::test_repeated_passages_get_their_own_offsets",
@@ -102,13 +102,14 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
     "chunker_tokens": (
         ["ragloom/chunkers/tokens.py"],
         [
-            "tests/chunkers/test_chunker_tokens.py", "tests/chunkers/test_chunker_properties.py::test_token_sizing", "tests/chunkers/test_chunker_contract.py",
+            "tests/chunkers/test_chunker_token_measure.py", "tests/chunkers/test_chunker_tokens.py", "tests/chunkers/test_chunker_properties.py::test_token_sizing",
+            "tests/chunkers/test_chunker_contract.py",
             "tests/chunkers/test_chunker_sentence_edges.py", "tests/chunkers/test_chunker_recursive_edges.py::test_token_overlap_carries_whole_pieces_only",
         ],
     ),
     "chunker_semantic": (
         ["ragloom/chunkers/semantic.py"],
-        ["tests/chunkers/test_chunker_semantic.py", "tests/chunkers/test_chunker_properties.py::test_semantic", "tests/chunkers/test_chunker_contract.py"],
+        ["tests/chunkers/test_chunker_semantic_edges.py", "tests/chunkers/test_chunker_semantic.py", "tests/chunkers/test_chunker_properties.py::test_semantic", "tests/chunkers/test_chunker_contract.py"],
     ),
     "memory_store": (["ragloom/stores/memory.py"], ["tests/stores/test_memory_contract.py", "tests/stores/test_memory_store_behaviour.py", "tests/stores/test_memory_store_mutants.py"]),
     "duckdb_store": (
