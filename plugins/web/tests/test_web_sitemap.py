@@ -155,13 +155,14 @@ def test_politeness_delay_spaces_requests_to_one_site(server: LocalServer) -> No
 
 
 def test_crawl_delay_from_robots_txt_spaces_requests(server: LocalServer) -> None:
-    server.route("/robots.txt", "User-agent: *\nCrawl-delay: 0.1\n", content_type="text/plain")
+    server.route("/robots.txt", "User-agent: *\nCrawl-delay: 0.2\n", content_type="text/plain")
     urls = _pages(server, 3)
     server.route("/sitemap.xml", _sitemap(urls), content_type="application/xml")
     load_all(_local(), server.url("/sitemap.xml"))
     starts = [seen.at for seen in server.requests if seen.path.startswith("/p")]
     assert len(starts) == 3
-    assert starts[-1] - starts[0] >= 0.16  # two crawl delays of 0.1 s
+    # two crawl delays of 0.2 s; the server sees arrivals, which a loaded machine can delay unevenly by tens of ms
+    assert starts[-1] - starts[0] >= 0.3
 
 
 def test_load_many(server: LocalServer) -> None:
