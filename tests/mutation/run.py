@@ -87,7 +87,8 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
     "pgvector_sqlfilter": (["ragloom_pgvector/sqlfilter.py"], [f"tests/plugin_pgvector/test_pgvector_contract.py::TestPgVectorContract::{t}" for t in _FILTER_TESTS]),
     "keyword": (
         ["ragloom/keyword.py", "ragloom/analysis.py"],
-        ["tests/retrieval/test_keyword.py", "tests/retrieval/test_keyword_edges.py", "tests/retrieval/test_analysis.py", "tests/stores/test_keyword_index.py"],
+        ["tests/retrieval/test_keyword.py", "tests/retrieval/test_keyword_edges.py", "tests/retrieval/test_analysis.py", "tests/stores/test_keyword_index.py",
+         "tests/retrieval/test_keyword_mutants.py"],
     ),
     # the sentence splitter on its own (a part of "chunkers" small enough for a busy machine)
     "chunker_sentences": (["ragloom/chunkers/sentences.py", "ragloom/chunkers/sentence.py"], ["tests/chunkers/test_chunker_sentence.py", "tests/chunkers/test_chunker_tokens.py", "tests/chunkers/test_chunker_sentence_edges.py"]),
@@ -129,7 +130,7 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
         ["ragloom/chunkers/semantic.py"],
         ["tests/chunkers/test_chunker_semantic.py", "tests/chunkers/test_chunker_properties.py::test_semantic", "tests/chunkers/test_chunker_contract.py"],
     ),
-    "memory_store": (["ragloom/stores/memory.py"], ["tests/stores/test_memory_contract.py", "tests/stores/test_memory_store_behaviour.py"]),
+    "memory_store": (["ragloom/stores/memory.py"], ["tests/stores/test_memory_contract.py", "tests/stores/test_memory_store_behaviour.py", "tests/stores/test_memory_store_mutants.py"]),
     "duckdb_store": (
         ["ragloom_duckdb/store.py", "ragloom_duckdb/session.py"],
         [
