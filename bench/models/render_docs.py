@@ -36,10 +36,10 @@ RESULTS = {
     "before_duckdb_200": ROOT / "bench" / "retrieval" / "results" / "latency-before-fusion-arrays-duckdb-200chars.json",
     "fusion_cost": ROOT / "bench" / "retrieval" / "results" / "fusion-cost.json",
     "fusion_cost_duckdb": ROOT / "bench" / "retrieval" / "results" / "fusion-cost-duckdb.json",
-    "minilm_memory_28": ROOT / "bench" / "retrieval" / "results" / "latency-minilm-memory-spin28.json",
-    "minilm_memory_16": ROOT / "bench" / "retrieval" / "results" / "latency-minilm-memory-spin16.json",
-    "minilm_duckdb_28": ROOT / "bench" / "retrieval" / "results" / "latency-minilm-duckdb-spin28.json",
-    "minilm_duckdb_16": ROOT / "bench" / "retrieval" / "results" / "latency-minilm-duckdb-spin16.json",
+    "minilm_memory_none": ROOT / "bench" / "retrieval" / "results" / "latency-minilm-memory-blasnone.json",
+    "minilm_memory_1": ROOT / "bench" / "retrieval" / "results" / "latency-minilm-memory-blas1.json",
+    "minilm_duckdb_none": ROOT / "bench" / "retrieval" / "results" / "latency-minilm-duckdb-blasnone.json",
+    "minilm_duckdb_1": ROOT / "bench" / "retrieval" / "results" / "latency-minilm-duckdb-blas1.json",
     "blas_spin": ROOT / "bench" / "retrieval" / "results" / "blas-spin.json",
     "rerankers_minilm": ROOT / "bench" / "retrieval" / "results" / "rerankers_minilm.json",
     "rerankers_hash": ROOT / "bench" / "retrieval" / "results" / "rerankers_hash.json",
@@ -188,14 +188,14 @@ def latency(data: dict[str, Any]) -> str:
 
 
 def latency_minilm(data: dict[str, Any]) -> str:
-    """Whole ``retrieve`` calls with all-MiniLM-L6-v2 per store, with OpenBLAS's default idle spin (28) and ragloom's (16)."""
+    """Whole ``retrieve`` calls with all-MiniLM-L6-v2 per store: numpy's BLAS left alone, and at one thread (the default)."""
     lines = [
-        "| store | OpenBLAS idle spin | bm25 ms | similarity ms | **hybrid (default) ms** | **× slower member** | hybrid convex / rrf, × | load average (before / after) |",
+        "| store | numpy's BLAS | bm25 ms | similarity ms | **hybrid (default) ms** | **× slower member** | hybrid convex / rrf, × | load average (before / after) |",
         "|---|---|---:|---:|---:|---:|---|---|",
     ]
     for store in ("memory", "duckdb"):
-        for spin, label in (("28", "OpenBLAS default (28)"), ("16", "ragloom (16)")):
-            run = data.get(f"minilm_{store}_{spin}")
+        for threads, label in (("none", "left alone (`blas_threads = None`)"), ("1", "1 thread (`blas_threads = 1`, default)")):
+            run = data.get(f"minilm_{store}_{threads}")
             if run is None:
                 continue
             rows = {row["name"]: row for row in run["rows"]}
@@ -294,7 +294,7 @@ TABLES: dict[str, tuple[str, Callable[[dict[str, Any]], str]]] = {
     "abstention-summary": ("fusion", abstention_summary),
     "eval-minilm": ("eval_minilm", eval_minilm),
     "latency": ("latency", latency),
-    "latency-minilm": ("minilm_memory_16", latency_minilm),
+    "latency-minilm": ("minilm_memory_1", latency_minilm),
     "blas-spin": ("blas_spin", blas_spin),
     "rerankers-minilm": ("rerankers_minilm", rerankers_minilm),
     "rerankers-hash": ("rerankers_hash", rerankers_hash),

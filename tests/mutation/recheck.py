@@ -80,7 +80,9 @@ QUICK_FILES: dict[str, list[str]] = {
     "fetch": ["plugins/web/tests/test_web_async.py", "plugins/web/tests/test_web_fetch_limits.py"],
     "pgvector_store": ["plugins/pgvector/tests/test_pgvector_errors.py"],
     # the behaviour tests written against memory_store's survivors (they passed the contract already)
-    "memory_store": ["tests/stores/test_memory_store_behaviour.py"],
+    "memory_store": ["tests/stores/test_memory_store_behaviour.py", "tests/stores/test_memory_store_mutants.py"],
+    # the tests written against keyword's survivors
+    "keyword": ["tests/retrieval/test_keyword_edges.py", "tests/retrieval/test_keyword_mutants.py"],
     # the tests written against the pipeline's survivors (a survivor of a finished run already passed the rest)
     "pipeline": [
         "tests/test_pipeline_mutants_ingest.py", "tests/test_pipeline_mutants_query.py",

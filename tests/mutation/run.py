@@ -68,7 +68,8 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
     "pgvector_sqlfilter": (["ragloom_pgvector/sqlfilter.py"], [f"tests/plugin_pgvector/test_pgvector_contract.py::TestPgVectorContract::{t}" for t in _FILTER_TESTS]),
     "keyword": (
         ["ragloom/keyword.py", "ragloom/analysis.py"],
-        ["tests/retrieval/test_keyword.py", "tests/retrieval/test_keyword_edges.py", "tests/retrieval/test_analysis.py", "tests/stores/test_keyword_index.py"],
+        ["tests/retrieval/test_keyword.py", "tests/retrieval/test_keyword_edges.py", "tests/retrieval/test_analysis.py", "tests/stores/test_keyword_index.py",
+         "tests/retrieval/test_keyword_mutants.py"],
     ),
     # the sentence splitter on its own (a part of "chunkers" small enough for a busy machine)
     "chunker_sentences": (["ragloom/chunkers/sentences.py", "ragloom/chunkers/sentence.py"], ["tests/chunkers/test_chunker_sentence.py", "tests/chunkers/test_chunker_tokens.py", "tests/chunkers/test_chunker_sentence_edges.py"]),
@@ -79,7 +80,7 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
             "tests/chunkers/test_chunker_recursive_edges.py", "tests/chunkers/test_chunker_contract.py", "tests/chunkers/test_chunker_golden.py",
             "tests/chunkers/test_chunker_tokens.py", "tests/chunkers/test_per_call_chunker.py",
             "tests/chunkers/test_chunker_properties.py::test_recursive", "tests/chunkers/test_chunker_properties.py::test_token_sizing",
-            "tests/chunkers/test_chunker_piece_edges.py",
+            "tests/chunkers/test_chunker_piece_edges.py", "tests/chunkers/test_chunker_token_separators.py",
         ],
     ),
     "chunker_base": (
@@ -93,7 +94,7 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
     "chunker_markdown": (
         ["ragloom/chunkers/markdown.py"],
         [
-            "tests/chunkers/test_chunker_markdown.py", "tests/chunkers/test_chunker_markdown_edges.py", "tests/chunkers/test_chunker_piece_edges.py", "tests/chunkers/test_chunker_contract.py",
+            "tests/chunkers/test_chunker_markdown.py", "tests/chunkers/test_chunker_markdown_edges.py", "tests/chunkers/test_chunker_markdown_structure.py", "tests/chunkers/test_chunker_piece_edges.py", "tests/chunkers/test_chunker_contract.py",
             "tests/chunkers/test_chunker_golden.py", "tests/chunkers/test_chunker_properties.py::test_markdown",
             "tests/chunkers/test_chunker_properties.py::test_found_by_hypothesis_leading_whitespace_overlap",
             "tests/chunkers/test_chunker_properties.py::test_repeated_passages_get_their_own_offsets",
@@ -102,15 +103,16 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
     "chunker_tokens": (
         ["ragloom/chunkers/tokens.py"],
         [
-            "tests/chunkers/test_chunker_tokens.py", "tests/chunkers/test_chunker_properties.py::test_token_sizing", "tests/chunkers/test_chunker_contract.py",
+            "tests/chunkers/test_chunker_token_measure.py", "tests/chunkers/test_chunker_tokens.py", "tests/chunkers/test_chunker_properties.py::test_token_sizing",
+            "tests/chunkers/test_chunker_contract.py",
             "tests/chunkers/test_chunker_sentence_edges.py", "tests/chunkers/test_chunker_recursive_edges.py::test_token_overlap_carries_whole_pieces_only",
         ],
     ),
     "chunker_semantic": (
         ["ragloom/chunkers/semantic.py"],
-        ["tests/chunkers/test_chunker_semantic.py", "tests/chunkers/test_chunker_properties.py::test_semantic", "tests/chunkers/test_chunker_contract.py"],
+        ["tests/chunkers/test_chunker_semantic_edges.py", "tests/chunkers/test_chunker_semantic.py", "tests/chunkers/test_chunker_properties.py::test_semantic", "tests/chunkers/test_chunker_contract.py"],
     ),
-    "memory_store": (["ragloom/stores/memory.py"], ["tests/stores/test_memory_contract.py", "tests/stores/test_memory_store_behaviour.py"]),
+    "memory_store": (["ragloom/stores/memory.py"], ["tests/stores/test_memory_contract.py", "tests/stores/test_memory_store_behaviour.py", "tests/stores/test_memory_store_mutants.py"]),
     "duckdb_store": (
         ["ragloom_duckdb/store.py", "ragloom_duckdb/session.py"],
         ["tests/plugin_duckdb/test_duckdb_contract.py", "tests/plugin_duckdb/test_duckdb_store.py", "tests/plugin_duckdb/test_duckdb_checkpoint.py"],

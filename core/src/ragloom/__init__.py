@@ -6,7 +6,6 @@ Only ``ragloom``, ``ragloom.plugin`` and ``ragloom.testing`` are public modules;
 the others are private (see docs/architecture.md).
 """
 
-from ragloom import blas_threads as _blas_threads  # noqa: F401 - first: sets OpenBLAS's idle spin before numpy loads
 from ragloom.config import ComponentSpec, IngestConfig, PipelineConfig, SourceConfig
 from ragloom.pipeline import Pipeline, PipelineBuilder, Progress
 from ragloom.plugin import (

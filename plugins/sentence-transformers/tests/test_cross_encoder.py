@@ -6,6 +6,7 @@ follows the model's own scores), not relevance.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -148,3 +149,10 @@ def test_in_a_pipeline_the_reranker_returns_top_n_of_the_retrieved(model_dir: Pa
     assert [h.chunk_id for h in hits] == [retrieved[i].chunk_id for i in np.argsort(-expected, kind="stable")[:2]]
     assert {h.metadata["retrieval_score"] for h in hits} <= {r.score for r in retrieved}
     assert len(pipeline.query("the lamp light", top_n=4)) == 4
+
+
+def test_a_cpu_cross_encoder_puts_numpy_blas_at_one_thread(model_dir: Path, two_blas_threads: None, numpy_blas_threads: Callable[[], int]) -> None:
+    BuildContext(registry=Registry()).build("reranker", "cross-encoder", {"model": str(model_dir), "device": "cpu", "blas_threads": None})
+    assert numpy_blas_threads() == 2  # None leaves numpy alone
+    BuildContext(registry=Registry()).build("reranker", "cross-encoder", {"model": str(model_dir), "device": "cpu"})
+    assert numpy_blas_threads() == 1

@@ -17,6 +17,7 @@ import attrs
 import numpy as np
 
 from ragloom.plugin import RerankError, Result, rerank_or_fallback, reranked, resolve_top_n
+from ragloom_sentence_transformers.blas import DEFAULT_THREADS, limit_numpy_blas
 from ragloom_sentence_transformers.loading import import_sentence_transformers, load_model, resolve_model
 
 logger = logging.getLogger(__name__)
@@ -31,6 +32,8 @@ class CrossEncoderConfig:
     batch_size: int = attrs.field(default=32, validator=attrs.validators.gt(0))
     device: str | None = None
     max_length: int | None = attrs.field(default=None, validator=attrs.validators.optional(attrs.validators.gt(0)))
+    blas_threads: int | None = attrs.field(default=DEFAULT_THREADS, validator=attrs.validators.optional(attrs.validators.gt(0)))
+    """numpy's BLAS threads once a CPU model is loaded (1: none spin on the model's cores; None: left alone)."""
     allow_download: bool = False
     strict: bool = False
 
@@ -90,4 +93,6 @@ def build_cross_encoder(config: CrossEncoderConfig, context: Any) -> CrossEncode
         device=config.device,
         max_length=config.max_length,
     )
+    if config.blas_threads is not None:
+        limit_numpy_blas(config.blas_threads, model)
     return CrossEncoderReranker(config, model=model, model_name=name)

@@ -17,6 +17,7 @@ import attrs
 import numpy as np
 
 from ragloom.plugin import ConfigError, EmbeddingError
+from ragloom_sentence_transformers.blas import DEFAULT_THREADS, limit_numpy_blas
 from ragloom_sentence_transformers.loading import import_sentence_transformers, load_model, resolve_model
 
 _optional_positive = attrs.validators.optional(attrs.validators.gt(0))
@@ -40,6 +41,8 @@ class SentenceTransformersConfig:
     query_prompt_name: str | None = None
     document_prompt_name: str | None = None
     max_seq_length: int | None = attrs.field(default=None, validator=_optional_positive)
+    blas_threads: int | None = attrs.field(default=DEFAULT_THREADS, validator=_optional_positive)
+    """numpy's BLAS threads once a CPU model is loaded (1: none spin on the model's cores; None: left alone)."""
     allow_download: bool = False
 
     def __attrs_post_init__(self) -> None:
@@ -129,4 +132,6 @@ def build_embedder(config: SentenceTransformersConfig, context: Any) -> Sentence
         allow_download=config.allow_download,
         device=config.device,
     )
+    if config.blas_threads is not None:
+        limit_numpy_blas(config.blas_threads, model)
     return SentenceTransformersEmbedder(config, model=model, model_name=name)
