@@ -3,9 +3,9 @@
 OpenBLAS (numpy's BLAS) keeps its worker threads spinning for about a tenth
 of a second after every threaded product, such as a vector search's scan. In
 a process that runs a model on the CPU, those threads take the cores torch's
-own threads need for the next embedding: on 2 cores a MiniLM query embedding
-right after a 5,000-row scan took 32-36 ms against 13-17 ms alone
-(``bench/retrieval/blas_spin.py``). torch does its own matrix work (its own
+own threads need for the next embedding: on 2 cores a 5,000-row scan followed
+by a MiniLM query embedding took 48 ms, against 17 ms with numpy's BLAS at one
+thread (``bench/retrieval/blas_spin.py``). torch does its own matrix work (its own
 OpenMP pool), so numpy's BLAS at one thread costs the model nothing; a single
 query's scan then runs on the calling thread, and no thread spins.
 """
@@ -19,13 +19,14 @@ DEFAULT_THREADS: int | None = 1
 """The ``blas_threads`` option's default: numpy's BLAS on the calling thread while a CPU model is loaded."""
 
 
-def limit_numpy_blas(threads: int, model: Any) -> list[str]:
+def limit_numpy_blas(threads: int | None, model: Any) -> list[str]:
     """Limit every BLAS library but torch's own to ``threads``; the library files limited.
 
-    Nothing for a model that is not on the CPU: a GPU model leaves the cores free.
+    Nothing for ``threads`` None (the option's "leave numpy alone") or for a model
+    that is not on the CPU: a GPU model leaves the cores free.
     """
     device = getattr(getattr(model, "device", None), "type", "cpu")
-    if device != "cpu":
+    if threads is None or device != "cpu":
         return []
     import torch
     from threadpoolctl import ThreadpoolController

@@ -93,6 +93,5 @@ def build_cross_encoder(config: CrossEncoderConfig, context: Any) -> CrossEncode
         device=config.device,
         max_length=config.max_length,
     )
-    if config.blas_threads is not None:
-        limit_numpy_blas(config.blas_threads, model)
+    limit_numpy_blas(config.blas_threads, model)
     return CrossEncoderReranker(config, model=model, model_name=name)

@@ -132,6 +132,5 @@ def build_embedder(config: SentenceTransformersConfig, context: Any) -> Sentence
         allow_download=config.allow_download,
         device=config.device,
     )
-    if config.blas_threads is not None:
-        limit_numpy_blas(config.blas_threads, model)
+    limit_numpy_blas(config.blas_threads, model)
     return SentenceTransformersEmbedder(config, model=model, model_name=name)
