@@ -1,4 +1,4 @@
-"""The results table of docs/testing.md, from ``results/<module>.json`` and ``equivalent.toml``.
+"""The results table of docs/testing.md, from ``results/<module>.json``, ``equivalent.toml`` and ``equivalent/*.toml``.
 
 Score = killed / (mutants − equivalent). A timeout counts as killed (the mutant
 hung the tests, mutmut's own convention); a mutant no test reaches ("no tests")
@@ -23,10 +23,12 @@ KILLED = {"killed", "killed (recheck)", "timeout", "caught by type check"}
 
 
 def _equivalent() -> dict[str, str]:
-    path = HERE / "equivalent.toml"
-    if not path.exists():
-        return {}
-    return {name: why for name, why in tomllib.loads(path.read_text(encoding="utf-8")).get("equivalent", {}).items()}
+    """Every explained survivor: ``equivalent.toml`` and one ``equivalent/<module>.toml`` per module that has one."""
+    found: dict[str, str] = {}
+    for path in [HERE / "equivalent.toml", *sorted((HERE / "equivalent").glob("*.toml"))]:
+        if path.exists():
+            found.update(tomllib.loads(path.read_text(encoding="utf-8")).get("equivalent", {}))
+    return found
 
 
 def table() -> str:
@@ -62,7 +64,7 @@ def table() -> str:
     if survivors:
         out += "\nSurviving mutants not (yet) killed nor explained:\n\n" + "\n".join(survivors) + "\n"
     if equivalent:
-        out += "\nEquivalent mutants (explained in `tests/mutation/equivalent.toml`):\n\n"
+        out += "\nEquivalent mutants (explained in `tests/mutation/equivalent.toml` and `tests/mutation/equivalent/<module>.toml`):\n\n"
         out += "\n".join(f"- `{m}`: {' '.join(why.split())}" for m, why in sorted(equivalent.items())) + "\n"
     return out
 
