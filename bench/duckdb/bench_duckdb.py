@@ -87,20 +87,43 @@ def _recall(approximate: list[list[str]], exact: list[list[str]]) -> float:
     return hits / sum(len(e) for e in exact)
 
 
-def _scifact_window_vectors(corpus: list[dict], size: int) -> np.ndarray:
-    """``size`` hash-embedder vectors of overlapping 400-character windows of the SciFact abstracts.
-
-    Real text through a real embedder (not uniform noise), at any size: windows
-    overlap when ``size`` exceeds the corpus, as chunks of a large corpus share
-    phrases.
-    """
+def _windows(corpus: list[dict], size: int) -> list[str]:
+    """``size`` overlapping 400-character windows of the SciFact abstracts (they overlap when ``size`` exceeds the corpus,
+    as chunks of a large corpus share phrases)."""
     text = " ".join(doc["text"] for doc in corpus)
     stride = max(1, (len(text) - 400) // size)
-    embedder = HashEmbedder(HashEmbedderConfig(dim=DIM))
+    return [text[i * stride : i * stride + 400] for i in range(size)]
+
+
+def _scifact_window_vectors(corpus: list[dict], size: int, embedder_name: str = "hash") -> np.ndarray:
+    """``size`` vectors of overlapping 400-character windows of the SciFact abstracts: real text through a real embedder
+    (not uniform noise), at any size.
+
+    ``embedder_name="minilm"`` embeds them with all-MiniLM-L6-v2 through ragloom-sentence-transformers and keeps the
+    matrix in ``bench/.cache`` (100k windows take minutes on 2 cores; the file is reused while the windows are the same).
+    """
+    windows = _windows(corpus, size)
+    if embedder_name == "hash":
+        embedder = HashEmbedder(HashEmbedderConfig(dim=DIM))
+        out = np.empty((size, DIM), dtype=np.float32)
+        for first in range(0, size, 50_000):
+            out[first : first + 50_000] = embedder.embed_documents(windows[first : first + 50_000])
+        return out
+    import hashlib
+
+    digest = hashlib.sha256("\x00".join(windows).encode()).hexdigest()[:16]
+    cache = Path(__file__).resolve().parents[1] / ".cache" / f"scifact-windows-{size}-{embedder_name}-{digest}.npy"
+    if cache.exists():
+        return np.load(cache)
+    embedder, _ = _embedder(embedder_name)
     out = np.empty((size, DIM), dtype=np.float32)
-    for first in range(0, size, 50_000):
-        count = min(50_000, size - first)
-        out[first : first + count] = embedder.embed_documents([text[i * stride : i * stride + 400] for i in range(first, first + count)])
+    began = time.perf_counter()
+    for first in range(0, size, 5_000):
+        out[first : first + 5_000] = embedder.embed_documents(windows[first : first + 5_000])
+        done = min(size, first + 5_000)
+        print(f"  {embedder_name} windows: {done:,} / {size:,} ({done / (time.perf_counter() - began):,.0f}/s)", file=sys.stderr, flush=True)
+    cache.parent.mkdir(exist_ok=True)
+    np.save(cache, out)
     return out
 
 

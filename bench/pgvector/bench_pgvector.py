@@ -56,15 +56,16 @@ def _find_scifact() -> Path:
 bench_duckdb.DATA = _find_scifact()
 
 
-def _chunks(count: int, start: int = 0, source_size: int = 1000, prefix: str = "") -> list[Chunk]:
-    """``count`` one-chunk documents of one source (named after the first chunk's block)."""
+def _chunks(count: int, start: int = 0, source_size: int = 1000, prefix: str = "", texts: list[str] | None = None) -> list[Chunk]:
+    """``count`` one-chunk documents of one source (named after the first chunk's block); the text ``chunk <i>``
+    (two terms: the write path without the keyword index's work) or, with ``texts``, ``texts[i % len(texts)]``."""
     source = f"/bench/{prefix}s{start // source_size}.txt"
     return [
         Chunk(
             id=f"{prefix}d{i}:0",
             document_id=f"{prefix}d{i}",
             index=0,
-            text=f"chunk {i}",
+            text=texts[i % len(texts)] if texts else f"chunk {i}",
             start=0,
             end=8,
             source=source,
@@ -75,7 +76,14 @@ def _chunks(count: int, start: int = 0, source_size: int = 1000, prefix: str = "
 
 
 def _fill(
-    store: Any, vectors: np.ndarray, *, start: int = 0, source_size: int = 1000, prefix: str = "", namespace: str = NS
+    store: Any,
+    vectors: np.ndarray,
+    *,
+    start: int = 0,
+    source_size: int = 1000,
+    prefix: str = "",
+    namespace: str = NS,
+    texts: list[str] | None = None,
 ) -> float:
     """Stage, write and commit one source per ``source_size`` chunks in one session; seconds."""
     began = time.perf_counter()
@@ -83,7 +91,7 @@ def _fill(
     with store.session(namespace) as session:
         for first in range(0, total, source_size):
             count = min(source_size, total - first)
-            chunks = _chunks(count, start + first, source_size, prefix)
+            chunks = _chunks(count, start + first, source_size, prefix, texts)
             stage = session.stage(chunks[0].source)
             stage.write(chunks, vectors[first : first + count])
             stage.commit()
@@ -147,13 +155,25 @@ def _recall(approximate: list[list[str]], exact: list[list[str]]) -> float:
 
 
 def bench_vectors(
-    dsn: str, workdir: Path, size: int, rows: list[str], sweep: tuple[int, ...], duckdb: bool = True, builds: tuple[int, ...] = (64,)
+    dsn: str,
+    workdir: Path,
+    size: int,
+    rows: list[str],
+    sweep: tuple[int, ...],
+    duckdb: bool = True,
+    builds: tuple[int, ...] = (64,),
+    embedder: str = "hash",
 ) -> None:
-    """Exact and HNSW top-10; one HNSW build per ``ef_construction`` in ``builds``, each swept over ``ef_search``."""
+    """Exact and HNSW top-10; one HNSW build per ``ef_construction`` in ``builds``, each swept over ``ef_search``.
+
+    ``embedder``: the vectors of the windows and the queries, ``hash`` or ``minilm`` (all-MiniLM-L6-v2, cached)."""
     corpus, query_texts, _ = bench_duckdb._scifact()
-    vectors = bench_duckdb._scifact_window_vectors(corpus, size)
-    queries = HashEmbedder(HashEmbedderConfig(dim=DIM)).embed_documents(list(query_texts.values())[:50])
-    label = f"{size // 1000:,}k x {DIM}"
+    vectors = bench_duckdb._scifact_window_vectors(corpus, size, embedder)
+    if embedder == "hash":
+        queries = HashEmbedder(HashEmbedderConfig(dim=DIM)).embed_documents(list(query_texts.values())[:50])
+    else:
+        queries = bench_duckdb._embedder(embedder)[0].embed_documents(list(query_texts.values())[:50])
+    label = f"{size // 1000:,}k x {DIM}, {embedder}"
 
     exact_ids: list[list[str]] | None = None
     if duckdb:
@@ -241,44 +261,54 @@ def _index_bytes(dsn: str, schema: str) -> int:
     return int(row[0]) if row else 0
 
 
-def _writer(args: tuple[str, str, int, int, int, bool]) -> float:
-    """Fill ``per_writer`` chunks; the CPU seconds this writer process spent doing it."""
-    dsn, schema, writer, per_writer, source_size, keyword = args
+def _writer(args: tuple[str, str, int, int, int, bool, bool]) -> tuple[float, float, float]:
+    """Fill ``per_writer`` chunks: the CPU seconds this writer process spent doing it, and when it began and ended
+    (wall clock, so the spawn and imports of a writer process are not counted as ingest)."""
+    dsn, schema, writer, per_writer, source_size, keyword, real_texts = args
     vectors = np.random.default_rng(writer).standard_normal((per_writer, DIM)).astype(np.float32)
+    texts = bench_duckdb._windows(bench_duckdb._scifact()[0], 20_000) if real_texts else None
     store = PgVectorStore(PgVectorStoreConfig(schema=schema, index="exact", keyword=keyword), dsn=dsn)
-    began = time.process_time()
+    began, wall = time.process_time(), time.time()
     try:
-        _fill(store, vectors, start=writer * per_writer, source_size=source_size, prefix=f"w{writer}")
-        return time.process_time() - began
+        _fill(store, vectors, start=writer * per_writer, source_size=source_size, prefix=f"w{writer}", texts=texts)
+        return time.process_time() - began, wall, time.time()
     finally:
         store.close()
 
 
 def bench_ingest(dsn: str, workdir: Path, total: int, rows: list[str]) -> None:
     vectors = np.random.default_rng(1).standard_normal((total, DIM)).astype(np.float32)
-    path = workdir / "ingest.duckdb"
-    duck = DuckDBStore(DuckDBStoreConfig(), path=path)
-    seconds = _fill(duck, vectors)
-    duck.close()
-    rows.append(
-        f"| {total:,} x {DIM} | ragloom-duckdb, 1 writer (one process per file) | {seconds:.1f} | {total / seconds:,.0f} | |"
-    )
-    print(rows[-1], flush=True)
-    for writers, keyword in ((1, True), (4, True), (1, False)):
-        schema = f"bench_ingest_{writers}_{int(keyword)}"
+    scifact_texts = bench_duckdb._windows(bench_duckdb._scifact()[0], 20_000)
+    for texts, what in ((None, "text `chunk <i>`"), (scifact_texts, "SciFact text (400-character windows, ~60 terms)")):
+        path = workdir / "ingest.duckdb"
+        duck = DuckDBStore(DuckDBStoreConfig(), path=path)
+        began = time.process_time()
+        seconds = _fill(duck, vectors, texts=texts)
+        cpu = time.process_time() - began
+        duck.close()
+        bench_duckdb._remove(path)
+        rows.append(
+            f"| {total:,} x {DIM} | ragloom-duckdb, 1 writer (one process per file), BM25 on, {what} | {seconds:.1f} | {total / seconds:,.0f} | "
+            f"writer (DuckDB in process) {cpu / total * 1e6:.0f} µs |"
+        )
+        print(rows[-1], flush=True)
+    for writers, keyword, real_texts in ((1, True, False), (4, True, False), (1, False, False), (1, True, True), (4, True, True)):
+        schema = f"bench_ingest_{writers}_{int(keyword)}_{int(real_texts)}"
         _drop(dsn, schema)
         PgVectorStore(PgVectorStoreConfig(schema=schema, index="exact"), dsn=dsn).close()
         per_writer = total // writers
-        _writer((dsn, schema, 99, 10, 10, keyword))  # creates the vector column; not timed
-        began, server = time.perf_counter(), _server_cpu()
+        _writer((dsn, schema, 99, 10, 10, keyword, False))  # creates the vector column; not timed
+        server = _server_cpu()
         with multiprocessing.get_context("spawn").Pool(writers) as pool:
-            writer_cpu = pool.map(_writer, [(dsn, schema, w, per_writer, 1000, keyword) for w in range(writers)])
-        seconds = time.perf_counter() - began
+            timings = pool.map(_writer, [(dsn, schema, w, per_writer, 1000, keyword, real_texts) for w in range(writers)])
         server = _server_cpu() - server
+        writer_cpu = [cpu for cpu, _, _ in timings]
+        seconds = max(end for _, _, end in timings) - min(start for _, start, _ in timings)
         with PgVectorStore(PgVectorStoreConfig(schema=schema, index="exact"), dsn=dsn) as store:
             stored = store.count(NS)
         assert stored == per_writer * writers + 10, stored
         what = "BM25 postings on" if keyword else "keyword = false"
+        what += ", SciFact text (400-character windows, ~60 terms)" if real_texts else ", text `chunk <i>`"
         rows.append(
             f"| {per_writer * writers:,} x {DIM} | ragloom-pgvector, {writers} writer process(es), {what} | {seconds:.1f} | {per_writer * writers / seconds:,.0f} | "
             f"writers {sum(writer_cpu) / (per_writer * writers) * 1e6:.0f} µs, server {server / (per_writer * writers) * 1e6:.0f} µs |"
@@ -391,6 +421,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ef-construction", type=int, nargs="+", default=[64], help="one HNSW build per value (default: 64)")
     parser.add_argument("--no-duckdb", action="store_true", help="pgvector rows only (DuckDB's HNSW build is the slowest step)")
     parser.add_argument("--skip", nargs="*", default=[], choices=["vectors", "ingest", "keyword"])
+    parser.add_argument(
+        "--embedder", choices=["hash", "minilm"], default="hash",
+        help="vectors of the search rows (minilm: all-MiniLM-L6-v2 through ragloom-sentence-transformers, cached in bench/.cache)",
+    )
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
@@ -399,12 +433,15 @@ def main(argv: list[str] | None = None) -> int:
         try:
             rows: list[str] = []
             if "vectors" not in args.skip:
-                print("\n## Top-10 vector search (50 SciFact queries, hash embedder)\n")
+                print(f"\n## Top-10 vector search (50 SciFact queries, {args.embedder} embedder)\n")
                 print(
                     "| vectors | method | p50 ms | p95 ms | recall@10 vs exact | notes |\n| --- | --- | ---: | ---: | ---: | --- |",
                     flush=True,
                 )
-                bench_vectors(dsn, workdir, args.size, rows, tuple(args.ef_sweep), duckdb=not args.no_duckdb, builds=tuple(args.ef_construction))
+                bench_vectors(
+                    dsn, workdir, args.size, rows, tuple(args.ef_sweep), duckdb=not args.no_duckdb, builds=tuple(args.ef_construction),
+                    embedder=args.embedder,
+                )
             if "keyword" not in args.skip:
                 rows = []
                 print("\n## Keyword search on SciFact (300 test queries for nDCG, all 1,109 for speed)\n")

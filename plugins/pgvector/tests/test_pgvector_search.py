@@ -134,3 +134,27 @@ def test_numpy_bm25_ranks_as_the_sql_statement_ties_included(pg: Any, pg_schema:
         sql_path = [[(r.chunk_id, round(r.score, 9)) for r in store.keyword_search(NS, q, top_k=25)] for q in queries]
     assert numpy_path == sql_path
     assert len(numpy_path[0]) == 25 and numpy_path[-1] == []
+
+
+def test_a_write_sent_in_several_copy_parts_stores_every_row_and_posting(pg: Any, pg_schema: str) -> None:
+    """600 chunks in one write go out as one COPY in parts of 256 rows, each part with its own postings."""
+    rng = np.random.default_rng(5)
+    store = PgVectorStore(PgVectorStoreConfig(schema=pg_schema), dsn=pg.dsn)
+    try:
+        chunks = _chunks("/parts.md", 600, rng)
+        vectors = rng.normal(size=(600, 8))
+        _write(store, NS, chunks, vectors)
+        assert store.count(NS) == 600
+        picked = [0, 255, 256, 511, 512, 599]
+        expected = vectors[picked] / np.linalg.norm(vectors[picked], axis=1, keepdims=True)
+        np.testing.assert_allclose(store.get_vectors(NS, [chunks[i].id for i in picked]), expected, rtol=1e-5)
+        assert [store.search(NS, vectors[i], top_k=1)[0].text for i in picked] == [chunks[i].text for i in picked]
+        index = BM25Index()
+        index.add([c.id for c in chunks], [c.text for c in chunks])
+        for query in ["lamp", "fox river", "moon star tree sun"]:
+            expected_scores = index.score_all(query)
+            got = {r.chunk_id: r.score for r in store.keyword_search(NS, query, top_k=600)}
+            assert got.keys() == expected_scores.keys(), query
+            np.testing.assert_allclose([got[k] for k in expected_scores], list(expected_scores.values()), rtol=1e-5)
+    finally:
+        store.close()

@@ -923,23 +923,33 @@ class PgVectorStage:
             conn = self._start()
             normalized = normalize_rows(array)
             row_ids = session._row_ids(len(chunks))
-            # rows of another source_type get no postings (keyword search never sees them) and length 0
-            texts = [c.text if c.source_type == DOCUMENT_SOURCE_TYPE else "" for c in chunks]
-            if store.config.keyword:
-                found, lengths = postings(store._analyzer, store._term_keys, session.namespace, texts, row_ids)
-            else:
-                found, lengths = None, np.zeros(len(chunks), dtype=np.int64)
-            data = _chunk_rows(chunks, session.namespace, self.generation, row_ids, lengths, normalized)
             session._rows_written += len(chunks)
             cursor = conn.cursor()
             with cursor.copy(store._copy_chunks_sql) as copy:
-                copy.write(data)
-            if found is not None and len(found):
+                # one COPY, sent in parts: the server stores part k while the next part is analysed and laid out
+                copy.write(binary.COPY_HEADER)
+                for first in range(0, len(chunks), _COPY_PART):
+                    part = slice(first, first + _COPY_PART)
+                    copy.write(self._copy_part(chunks[part], row_ids[part], normalized[part]))
+                copy.write(binary.COPY_TRAILER)
+            if self._buffered >= _POSTINGS_BUFFER:
+                self._copy_postings(cursor)
+
+    def _copy_part(self, chunks: Sequence[Chunk], row_ids: np.ndarray, vectors: np.ndarray) -> memoryview:
+        """The COPY rows of ``chunks`` (without header and trailer); their postings buffered for the commit."""
+        session, store = self._session, self._session.store
+        # rows of another source_type get no postings (keyword search never sees them) and length 0
+        texts = [c.text if c.source_type == DOCUMENT_SOURCE_TYPE else "" for c in chunks]
+        if store.config.keyword:
+            found, lengths = postings(store._analyzer, store._term_keys, session.namespace, texts, row_ids)
+            if len(found):
                 # small sources: the postings ride along with the commit statement (two round trips fewer)
                 self._postings.append(found)
                 self._buffered += len(found)
-                if self._buffered >= _POSTINGS_BUFFER:
-                    self._copy_postings(cursor)
+        else:
+            lengths = np.zeros(len(chunks), dtype=np.int64)
+        data = _chunk_rows(chunks, session.namespace, self.generation, row_ids, lengths, vectors)
+        return memoryview(data)[len(binary.COPY_HEADER) : len(data) - len(binary.COPY_TRAILER)]
 
     def _copy_postings(self, cursor: Any) -> None:
         """COPY the buffered postings (binary, built in numpy)."""
@@ -1070,6 +1080,7 @@ class PgVectorStage:
 
 
 _POSTINGS_BUFFER = 200_000  # postings held for the commit statement before a COPY writes them
+_COPY_PART = 256  # chunks per part of a write's COPY (the server stores one part while the next is prepared)
 ROW_ID_BLOCK = 4096  # the row_ids sequence's increment: one nextval reserves this many ids
 
 
