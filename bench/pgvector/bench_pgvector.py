@@ -279,7 +279,7 @@ def _writer(args: tuple[str, str, int, int, int, bool, bool]) -> tuple[float, fl
 def bench_ingest(dsn: str, workdir: Path, total: int, rows: list[str]) -> None:
     vectors = np.random.default_rng(1).standard_normal((total, DIM)).astype(np.float32)
     scifact_texts = bench_duckdb._windows(bench_duckdb._scifact()[0], 20_000)
-    for texts, what in ((None, "text `chunk <i>`"), (scifact_texts, "SciFact text (400-character windows, ~60 terms)")):
+    for texts, what in ((None, "text `chunk <i>`"), (scifact_texts, "SciFact text (400-character windows: 58 words, 42 terms)")):
         path = workdir / "ingest.duckdb"
         duck = DuckDBStore(DuckDBStoreConfig(), path=path)
         began = time.process_time()
@@ -308,7 +308,7 @@ def bench_ingest(dsn: str, workdir: Path, total: int, rows: list[str]) -> None:
             stored = store.count(NS)
         assert stored == per_writer * writers + 10, stored
         what = "BM25 postings on" if keyword else "keyword = false"
-        what += ", SciFact text (400-character windows, ~60 terms)" if real_texts else ", text `chunk <i>`"
+        what += ", SciFact text (400-character windows: 58 words, 42 terms)" if real_texts else ", text `chunk <i>`"
         rows.append(
             f"| {per_writer * writers:,} x {DIM} | ragloom-pgvector, {writers} writer process(es), {what} | {seconds:.1f} | {per_writer * writers / seconds:,.0f} | "
             f"writers {sum(writer_cpu) / (per_writer * writers) * 1e6:.0f} µs, server {server / (per_writer * writers) * 1e6:.0f} µs |"
