@@ -1,0 +1,200 @@
+"""One request of fetch.py, against a real local server, without bounds on seconds: the headers it sends, its
+retries (backoff, ``max_retry_wait``, the time left), the timeouts it gives httpx, the status it reports."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler
+
+import pytest
+from web_servers import LocalServer, load_all, make_loader
+
+from ragloom.errors import ResponseTooLargeError, WebLoaderError
+from ragloom.plugin import Secret
+from ragloom_web.config import DEFAULT_USER_AGENT
+from ragloom_web.decoding import ACCEPT_ENCODING
+from ragloom_web.fetch import ACCEPT
+
+
+def _local(**options):  # type: ignore[no-untyped-def]
+    return make_loader(allow_private_network=True, **options)
+
+
+def _site(server: LocalServer) -> str:
+    return server.url("/").rstrip("/")
+
+
+def _answers(statuses: Iterator[tuple[int, dict[str, str]]]):  # type: ignore[no-untyped-def]
+    """A handler answering each request with the next ``(status, headers)``."""
+
+    def handler(request: BaseHTTPRequestHandler) -> None:
+        status, headers = next(statuses)
+        body = b"<p>finally</p>"
+        request.send_response(status)
+        for name, value in {**headers, "Content-Type": "text/html", "Content-Length": str(len(body))}.items():
+            request.send_header(name, value)
+        request.end_headers()
+        request.wfile.write(body)
+
+    return handler
+
+
+def _recording(seen: list[dict[str, list[str]]]):  # type: ignore[no-untyped-def]
+    """A handler keeping every value of every header (a dict of one value each would hide a header sent twice)."""
+
+    def handler(request: BaseHTTPRequestHandler) -> None:
+        values: dict[str, list[str]] = {}
+        for name, value in request.headers.items():
+            values.setdefault(name.lower(), []).append(value)
+        seen.append(values)
+        body = b"<p>seen</p>"
+        request.send_response(200)
+        request.send_header("Content-Type", "text/html")
+        request.send_header("Content-Length", str(len(body)))
+        request.end_headers()
+        request.wfile.write(body)
+
+    return handler
+
+
+# ---------------------------------------------------------------- headers
+
+
+def test_the_default_headers_are_sent_once_each(server: LocalServer) -> None:
+    seen: list[dict[str, list[str]]] = []
+    server.route("/page", _recording(seen))
+    load_all(_local(respect_robots=False), server.url("/page"))
+    [headers] = seen
+    assert headers["user-agent"] == [DEFAULT_USER_AGENT]
+    assert headers["accept"] == [ACCEPT]
+    assert headers["accept-encoding"] == [ACCEPT_ENCODING]
+
+
+def test_a_header_option_replaces_the_default_in_any_letter_case(server: LocalServer) -> None:
+    # found by mutation testing: a name in another letter case was sent beside the default, not instead of it
+    seen: list[dict[str, list[str]]] = []
+    server.route("/page", _recording(seen))
+    load_all(_local(respect_robots=False, headers={"accept": "application/json", "USER-AGENT": "LumenBot/3"}), server.url("/page"))
+    load_all(_local(respect_robots=False, headers={"Accept": "text/plain"}), server.url("/page"))
+    assert [(h["accept"], h["user-agent"]) for h in seen] == [(["application/json"], ["LumenBot/3"]), (["text/plain"], [DEFAULT_USER_AGENT])]
+
+
+def test_a_secret_header_replaces_a_plain_one_of_the_same_name(server: LocalServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RAGLOOM_TEST_TOKEN", "s3cret")
+    seen: list[dict[str, list[str]]] = []
+    server.route("/page", _recording(seen))
+    loader = _local(respect_robots=False, headers={"authorization": "public"}, secret_headers={"Authorization": Secret("RAGLOOM_TEST_TOKEN")})
+    load_all(loader, server.url("/page"))
+    assert seen[0]["authorization"] == ["s3cret"]
+
+
+# ---------------------------------------------------------------- retries
+
+
+def test_the_backoff_doubles_until_a_wait_is_over_max_retry_wait(server: LocalServer) -> None:
+    # waits of 5, 10, 20 ms are taken; the fourth, 40 ms, is over 35 ms: four requests in all
+    server.route("/busy", "busy", status=503, content_type="text/plain")
+    with pytest.raises(WebLoaderError) as caught:
+        load_all(_local(retries=6, backoff=0.005, max_retry_wait=0.035, respect_robots=False), server.url("/busy"))
+    assert caught.value.reason == "HTTP 503; Retry-After asks for 0s, over max_retry_wait"
+    assert server.paths().count("/busy") == 4
+
+
+def test_a_wait_of_exactly_max_retry_wait_is_waited(server: LocalServer) -> None:
+    server.route("/flaky", _answers(iter([(503, {}), (503, {}), (200, {})])))
+    [document] = load_all(_local(retries=2, backoff=0.0, max_retry_wait=0.0, respect_robots=False), server.url("/flaky"))
+    assert document.text == "finally"
+    assert server.paths().count("/flaky") == 3
+
+
+def test_a_retry_after_over_max_retry_wait_is_named_with_the_status(server: LocalServer) -> None:
+    server.route("/busy", "busy", status=503, headers={"Retry-After": "3600"})
+    with pytest.raises(WebLoaderError) as caught:
+        load_all(_local(retries=3, max_retry_wait=5.0, respect_robots=False), server.url("/busy"))
+    assert caught.value.reason == "HTTP 503; Retry-After asks for 3600s, over max_retry_wait"
+
+
+def test_a_retry_after_past_the_time_left_is_not_waited_for(server: LocalServer) -> None:
+    server.route("/flaky", _answers(iter([(503, {"Retry-After": "3"}), (200, {})])))
+    with pytest.raises(WebLoaderError) as caught:
+        load_all(_local(retries=2, max_retry_wait=10.0, total_timeout=2.0, respect_robots=False), server.url("/flaky"))
+    assert caught.value.reason == "HTTP 503; no time left to retry within total_timeout"
+    assert server.paths().count("/flaky") == 1
+
+
+def test_exhausted_retries_report_the_last_status(server: LocalServer) -> None:
+    server.route("/busy", "busy", status=503, content_type="text/plain")
+    url = server.url("/busy")
+    with pytest.raises(WebLoaderError) as caught:
+        load_all(_local(retries=1, respect_robots=False), url)
+    assert type(caught.value) is WebLoaderError
+    assert (caught.value.reason, caught.value.source, caught.value.status_code) == ("HTTP 503", url, 503)  # type: ignore[attr-defined]
+    assert server.paths().count("/busy") == 2
+
+
+def test_a_success_is_requested_once(server: LocalServer) -> None:
+    server.route("/page", "<p>page</p>")
+    load_all(_local(retries=3, respect_robots=False), server.url("/page"))
+    assert server.paths() == ["/page"]
+
+
+def test_requests_are_throttled_per_site(server: LocalServer) -> None:
+    server.route("/page", "<p>page</p>")
+    loader = _local()
+    load_all(loader, server.url("/page"))
+    assert set(loader.throttle._slots) == set(loader.throttle._next_start) == {_site(server)}
+
+
+# ---------------------------------------------------------------- timeouts
+
+
+def test_the_timeouts_given_to_httpx_are_the_options_capped_at_the_time_left() -> None:
+    loader = make_loader(connect_timeout=5.0, read_timeout=7.0, total_timeout=20.0)
+    with loader.fetcher() as fetcher:
+        roomy = fetcher._timeout(time.monotonic() + 1000.0)
+        assert (roomy.connect, roomy.read, roomy.write) == (5.0, 7.0, 7.0)
+        assert 7.0 < roomy.pool <= 1000.0
+        short = fetcher._timeout(time.monotonic() + 0.5)
+        assert short.connect == short.read == short.write == short.pool
+        assert 0.0 < short.pool <= 0.5
+        with pytest.raises(WebLoaderError) as caught:
+            fetcher._timeout(time.monotonic() - 1.0)
+        assert caught.value.reason == "timed out: total_timeout of 20.0s exceeded"
+
+
+# ---------------------------------------------------------------- statuses
+
+
+def test_a_300_is_an_error_and_its_body_is_not_read(server: LocalServer) -> None:
+    server.route("/choices", b"x" * 100, status=300, content_type="text/html")
+    url = server.url("/choices")
+    with pytest.raises(WebLoaderError) as caught:
+        load_all(_local(max_response_bytes=10, on_too_large="fail", respect_robots=False), url)
+    assert type(caught.value) is WebLoaderError and not isinstance(caught.value, ResponseTooLargeError)
+    assert (caught.value.reason, caught.value.status_code) == ("HTTP 300", 300)  # type: ignore[attr-defined]
+
+
+def test_an_error_status_after_a_redirect_names_where_it_was(server: LocalServer) -> None:
+    server.route("/moved", "", status=301, headers={"Location": "/gone"})
+    server.route("/gone", "gone", status=404, content_type="text/plain")
+    url = server.url("/moved")
+    with pytest.raises(WebLoaderError) as caught:
+        load_all(_local(respect_robots=False), url)
+    assert (caught.value.reason, caught.value.source) == (f"HTTP 404 (redirected to {server.url('/gone')})", url)
+    with pytest.raises(WebLoaderError) as direct:
+        load_all(_local(respect_robots=False), server.url("/gone"))
+    assert (direct.value.reason, direct.value.status_code) == ("HTTP 404", 404)  # type: ignore[attr-defined]
+
+
+def test_the_content_type_parameters_and_charset_are_read(server: LocalServer) -> None:
+    server.route("/latin", "café".encode("latin-1"), content_type="Text/HTML; charset=ISO-8859-1; profile=x")
+    [document] = load_all(_local(respect_robots=False), server.url("/latin"))
+    assert document.text == "café"
+
+
+def test_fetched_at_is_utc_to_the_second(server: LocalServer) -> None:
+    server.route("/page", "<p>page</p>")
+    [document] = load_all(_local(respect_robots=False), server.url("/page"))
+    stamp = document.metadata["fetched_at"]
+    assert stamp.endswith("+00:00") and len(stamp) == len("2026-01-01T00:00:00+00:00"), stamp
