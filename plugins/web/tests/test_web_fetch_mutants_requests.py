@@ -198,3 +198,50 @@ def test_fetched_at_is_utc_to_the_second(server: LocalServer) -> None:
     [document] = load_all(_local(respect_robots=False), server.url("/page"))
     stamp = document.metadata["fetched_at"]
     assert stamp.endswith("+00:00") and len(stamp) == len("2026-01-01T00:00:00+00:00"), stamp
+
+
+# ---------------------------------------------------------------- redirects and failures
+
+
+def test_a_redirected_page_keeps_the_url_first_asked_for(server: LocalServer) -> None:
+    server.route("/moved", "", status=302, headers={"Location": "/page"})
+    server.route("/page", "<p>page</p>")
+    [document] = load_all(_local(respect_robots=False), server.url("/moved"))
+    assert (document.source, document.metadata["requested_url"]) == (server.url("/page"), server.url("/moved"))
+
+
+def test_a_refused_redirect_names_where_it_came_from(server: LocalServer) -> None:
+    server.route("/go", "", status=302, headers={"Location": "ftp://files.example/x"})
+    url = server.url("/go")
+    with pytest.raises(WebLoaderError) as caught:
+        load_all(_local(respect_robots=False), url)
+    assert caught.value.reason.startswith(f"redirect from {url} refused: "), caught.value.reason
+    assert len(caught.value.reason) > len(f"redirect from {url} refused: ")
+
+
+def test_a_refused_connection_is_a_failure_before_the_headers(server: LocalServer) -> None:
+    port = server.port
+    server.close()  # nothing listens there any more
+    with pytest.raises(WebLoaderError) as caught:
+        load_all(_local(retries=0, respect_robots=False), f"http://127.0.0.1:{port}/page")
+    assert caught.value.reason.startswith("connection failed: "), caught.value.reason
+
+
+def test_a_body_cut_short_is_a_failure_while_reading_the_body(server: LocalServer) -> None:
+    def short(request: BaseHTTPRequestHandler) -> None:
+        request.send_response(200)
+        request.send_header("Content-Type", "text/html")
+        request.send_header("Content-Length", "1000")
+        request.end_headers()
+        request.wfile.write(b"<p>only this</p>")
+
+    server.route("/short", short)
+    with pytest.raises(WebLoaderError) as caught:
+        load_all(_local(retries=0, respect_robots=False), server.url("/short"))
+    assert caught.value.reason.startswith("connection failed while reading the body: "), caught.value.reason
+
+
+def test_a_page_without_a_content_type_that_looks_like_html_is_read(server: LocalServer) -> None:
+    server.route("/bare", "<!doctype html><p>bare</p>", content_type=None)
+    [document] = load_all(_local(respect_robots=False), server.url("/bare"))
+    assert document.text == "bare"

@@ -62,3 +62,14 @@ def test_an_unreachable_robots_txt_disallows_with_its_status(server: LocalServer
         load_all(_local(retries=0), url)
     assert caught.value.reason == f"robots.txt of {_site(server)} disallows {url} (robots.txt is unreachable (HTTP {status}))"
     assert "/page" not in server.paths()
+
+
+def test_a_refusal_after_a_redirect_names_the_hop(server: LocalServer) -> None:
+    server.route("/robots.txt", "User-agent: *\nDisallow: /no/\n", content_type="text/plain")
+    server.route("/start", "", status=301, headers={"Location": "/no/page"})
+    server.route("/no/page", "<p>no</p>")
+    start, hop = server.url("/start"), server.url("/no/page")
+    with pytest.raises(RobotsDisallowedError) as caught:
+        load_all(_local(), start)
+    assert (caught.value.reason, caught.value.source) == (f"redirect to {hop}: robots.txt of {_site(server)} disallows {hop}", start)
+    assert server.paths() == ["/robots.txt", "/start"]
