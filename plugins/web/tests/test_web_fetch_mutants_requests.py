@@ -245,3 +245,13 @@ def test_a_page_without_a_content_type_that_looks_like_html_is_read(server: Loca
     server.route("/bare", "<!doctype html><p>bare</p>", content_type=None)
     [document] = load_all(_local(respect_robots=False), server.url("/bare"))
     assert document.text == "bare"
+
+
+def test_a_body_over_max_response_bytes_fails_or_is_truncated_as_asked(server: LocalServer) -> None:
+    server.route("/big", b"<p>" + b"x" * 100 + b"</p>", content_type="text/plain")
+    url = server.url("/big")
+    with pytest.raises(ResponseTooLargeError) as caught:
+        load_all(_local(max_response_bytes=10, on_too_large="fail", respect_robots=False), url)
+    assert caught.value.reason == "Content-Length 107 is over max_response_bytes (10)"
+    [document] = load_all(_local(max_response_bytes=10, on_too_large="truncate", respect_robots=False), url)
+    assert (document.text, document.metadata["truncated"]) == ("<p>xxxxxxx", True)
