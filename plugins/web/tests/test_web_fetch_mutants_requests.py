@@ -66,6 +66,7 @@ def test_the_default_headers_are_sent_once_each(server: LocalServer) -> None:
     server.route("/page", _recording(seen))
     load_all(_local(respect_robots=False), server.url("/page"))
     [headers] = seen
+    assert sorted(headers) == ["accept", "accept-encoding", "connection", "host", "user-agent"]  # nothing else
     assert headers["user-agent"] == [DEFAULT_USER_AGENT]
     assert headers["accept"] == [ACCEPT]
     assert headers["accept-encoding"] == [ACCEPT_ENCODING]
