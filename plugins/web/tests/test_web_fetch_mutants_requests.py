@@ -256,3 +256,19 @@ def test_a_body_over_max_response_bytes_fails_or_is_truncated_as_asked(server: L
     assert caught.value.reason == "Content-Length 107 is over max_response_bytes (10)"
     [document] = load_all(_local(max_response_bytes=10, on_too_large="truncate", respect_robots=False), url)
     assert (document.text, document.metadata["truncated"]) == ("<p>xxxxxxx", True)
+
+
+def test_a_body_that_stalls_past_read_timeout_is_a_read_timeout_of_the_body(server: LocalServer) -> None:
+    def stall(request: BaseHTTPRequestHandler) -> None:
+        request.send_response(200)
+        request.send_header("Content-Type", "text/html")
+        request.send_header("Content-Length", "1000")
+        request.end_headers()
+        request.wfile.write(b"<p>start")
+        request.wfile.flush()
+        time.sleep(15)  # far past read_timeout; the client has given up long before
+
+    server.route("/stall", stall)
+    with pytest.raises(WebLoaderError) as caught:
+        load_all(_local(read_timeout=0.3, total_timeout=60.0, retries=0, respect_robots=False), server.url("/stall"))
+    assert caught.value.reason == "timed out reading the body (ReadTimeout)"

@@ -73,3 +73,11 @@ def test_a_refusal_after_a_redirect_names_the_hop(server: LocalServer) -> None:
         load_all(_local(), start)
     assert (caught.value.reason, caught.value.source) == (f"redirect to {hop}: robots.txt of {_site(server)} disallows {hop}", start)
     assert server.paths() == ["/robots.txt", "/start"]
+
+
+def test_only_a_byte_order_mark_is_stripped_from_the_start_of_robots_txt(server: LocalServer) -> None:
+    # an unknown first line stays unknown: "XUser-agent" opens no group, so the Disallow after it binds no one
+    server.route("/robots.txt", "XUser-agent: *\nDisallow: /no/\n", content_type="text/plain")
+    server.route("/no/page", "<p>yes</p>")
+    [document] = load_all(_local(), server.url("/no/page"))
+    assert document.text == "yes"
