@@ -3,6 +3,7 @@ retries (backoff, ``max_retry_wait``, the time left), the timeouts it gives http
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler
@@ -10,6 +11,7 @@ from http.server import BaseHTTPRequestHandler
 import pytest
 from web_servers import LocalServer, load_all, make_loader
 
+from ragloom.aio import run_blocking
 from ragloom.errors import ResponseTooLargeError, WebLoaderError
 from ragloom.plugin import Secret
 from ragloom_web.config import DEFAULT_USER_AGENT
@@ -272,3 +274,31 @@ def test_a_body_that_stalls_past_read_timeout_is_a_read_timeout_of_the_body(serv
     with pytest.raises(WebLoaderError) as caught:
         load_all(_local(read_timeout=0.3, total_timeout=60.0, retries=0, respect_robots=False), server.url("/stall"))
     assert caught.value.reason == "timed out reading the body (ReadTimeout)"
+
+
+def test_a_redirect_without_a_location_is_named(server: LocalServer) -> None:
+    server.route("/nowhere", "", status=302)
+    url = server.url("/nowhere")
+    with pytest.raises(WebLoaderError) as caught:
+        load_all(_local(respect_robots=False), url)
+    assert (caught.value.reason, caught.value.source) == ("HTTP 302 redirect without a Location header", url)
+
+
+def test_a_body_over_max_response_bytes_fails_or_is_truncated_as_asked_on_the_async_path(server: LocalServer) -> None:
+    server.route("/big", b"<p>" + b"x" * 100 + b"</p>", content_type="text/plain")
+    url = server.url("/big")
+
+    def on_loop(loader):  # type: ignore[no-untyped-def]
+        async def main() -> list[object]:
+            try:
+                return await run_blocking(lambda: list(loader.load(url)))
+            finally:
+                await loader.aclose()
+
+        return asyncio.run(main())
+
+    with pytest.raises(ResponseTooLargeError) as caught:
+        on_loop(_local(max_response_bytes=10, on_too_large="fail", respect_robots=False))
+    assert caught.value.reason == "Content-Length 107 is over max_response_bytes (10)"
+    [document] = on_loop(_local(max_response_bytes=10, on_too_large="truncate", respect_robots=False))
+    assert (document.text, document.metadata["truncated"]) == ("<p>xxxxxxx", True)
