@@ -264,11 +264,12 @@ def test_a_body_that_stalls_past_read_timeout_is_a_read_timeout_of_the_body(serv
     def stall(request: BaseHTTPRequestHandler) -> None:
         request.send_response(200)
         request.send_header("Content-Type", "text/html")
-        request.send_header("Content-Length", "1000")
+        request.send_header("Content-Length", str(len(b"<p>start, then end</p>")))
         request.end_headers()
         request.wfile.write(b"<p>start")
         request.wfile.flush()
-        time.sleep(15)  # far past read_timeout; the client has given up long before
+        time.sleep(3)  # ten times read_timeout; without it (httpx's 5 s default or none) the page would arrive whole
+        request.wfile.write(b", then end</p>")
 
     server.route("/stall", stall)
     with pytest.raises(WebLoaderError) as caught:
