@@ -77,7 +77,11 @@ QUICK_FILES: dict[str, list[str]] = {
     "tools": ["tests/test_tools.py"],
     "duckdb_sqlfilter": ["plugins/duckdb/tests/test_duckdb_contract.py::TestDuckDBFileContract::test_hand_built_filter_trees"],
     "pgvector_sqlfilter": ["plugins/pgvector/tests/test_pgvector_contract.py::TestPgVectorContract::test_hand_built_filter_trees"],
-    "fetch": ["plugins/web/tests/test_web_async.py", "plugins/web/tests/test_web_fetch_limits.py", "plugins/web/tests/test_web_fetch_robots_edges.py"],
+    "fetch": [
+        "plugins/web/tests/test_web_async.py", "plugins/web/tests/test_web_fetch_limits.py", "plugins/web/tests/test_web_fetch_robots_edges.py",
+        "plugins/web/tests/test_web_fetch_mutants_robots.py", "plugins/web/tests/test_web_fetch_mutants_requests.py",
+        "plugins/web/tests/test_web_fetch_mutants_deadline.py",
+    ],
     "duckdb_store": ["plugins/duckdb/tests/test_duckdb_store_behaviour.py"],
     "pgvector_store": ["plugins/pgvector/tests/test_pgvector_errors.py"],
     # the behaviour tests written against memory_store's survivors (they passed the contract already)

@@ -240,9 +240,9 @@ class Fetcher:
         read = min(self.config.read_timeout, remaining)
         return httpx.Timeout(connect=min(self.config.connect_timeout, remaining), read=read, write=read, pool=remaining)
 
-    def _headers(self, send_secrets: bool) -> dict[str, str]:
-        headers = {"User-Agent": self.config.user_agent, "Accept": ACCEPT, "Accept-Encoding": ACCEPT_ENCODING}
-        headers.update(self.config.headers)
+    def _headers(self, send_secrets: bool) -> httpx.Headers:
+        headers = httpx.Headers({"User-Agent": self.config.user_agent, "Accept": ACCEPT, "Accept-Encoding": ACCEPT_ENCODING})
+        headers.update(self.config.headers)  # a name in any letter case replaces the default, it is not sent beside it
         if send_secrets:
             headers.update(self.secret_headers)
         return headers
