@@ -92,7 +92,7 @@ QUICK_FILES: dict[str, list[str]] = {
     "pipeline": [
         "tests/test_pipeline_mutants_ingest.py", "tests/test_pipeline_mutants_query.py",
         "tests/test_pipeline_mutants_assembly.py", "tests/test_pipeline_mutants_batching.py", "tests/test_pipeline_mutants_ingest_path.py",
-        "tests/test_pipeline_mutants_visibility.py",
+        "tests/test_pipeline_mutants_visibility.py", "tests/test_pipeline_mutants_unrun.py",
     ],
 }
 
