@@ -1,6 +1,6 @@
-"""Which path a search takes and what it asks of PostgreSQL: the HNSW index answers an unfiltered search of a
-namespace past ``hnsw_min_chunks`` (mutation tests of pgvector_store: the exact scan gives the same or better
-results, so only the index's own scan count tells the paths apart)."""
+"""Which path a search takes: the HNSW index answers an unfiltered search of a namespace of at least
+``hnsw_min_chunks`` chunks, and only the index is read (mutation tests of pgvector_store: the exact scan returns
+the same or better rows, so only PostgreSQL's scan counts of the chunks table tell the paths apart)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from ragloom.filters import parse_filter
 from ragloom.testing import make_chunks
 from ragloom_pgvector import PgVectorStore, PgVectorStoreConfig
 
@@ -15,25 +16,32 @@ NS = "paths"
 DIM = 8
 
 
-def _index_scans(pg: Any, store: PgVectorStore, schema: str) -> int:
-    """The HNSW index's scan count once the store's connections are gone (a backend reports its counts as it exits)."""
-    with store._connection() as conn:
-        pids = [conn.execute("SELECT pg_backend_pid()").fetchone()[0]]
+def _open(pg: Any, schema: str, name: str, **options: Any) -> PgVectorStore:
+    """A store whose connections carry ``application_name`` = ``name`` (to wait for them to exit)."""
+    dsn = pg.dsn + ("&" if "?" in pg.dsn else "?") + f"application_name={name}"
+    return PgVectorStore(PgVectorStoreConfig(schema=schema, **options), dsn=dsn)
+
+
+def _scans(pg: Any, store: PgVectorStore, schema: str, name: str) -> tuple[int, int]:
+    """(scans of the HNSW index, every other scan of the chunks table) once the store's backends exited:
+    a backend reports its counts as it exits."""
     store.close()
-    for _ in range(10_000):  # until the backend has exited (and reported), not for a length of time
-        if not pg.execute("SELECT 1 FROM pg_stat_activity WHERE pid = ANY(%s)", [pids]):
+    for _ in range(100_000):  # until they have exited, not for a length of time
+        if not pg.execute("SELECT 1 FROM pg_stat_activity WHERE application_name = %s", [name]):
             break
-    rows = pg.execute("SELECT idx_scan FROM pg_stat_user_indexes WHERE schemaname = %s AND indexrelname = 'chunks_hnsw'", [schema])
-    return int(rows[0][0])
+    [(hnsw,)] = pg.execute(
+        "SELECT coalesce(sum(idx_scan), 0) FROM pg_stat_user_indexes WHERE schemaname = %s AND indexrelname = 'chunks_hnsw'", [schema]
+    )
+    [(table,)] = pg.execute(
+        "SELECT coalesce(seq_scan, 0) + coalesce(idx_scan, 0) FROM pg_stat_user_tables WHERE schemaname = %s AND relname = 'chunks'", [schema]
+    )
+    return int(hnsw), int(table) - int(hnsw)
 
 
-def _store(pg: Any, schema: str) -> PgVectorStore:
-    return PgVectorStore(PgVectorStoreConfig(schema=schema, hnsw_min_chunks=20, pool_min=1, pool_max=1), dsn=pg.dsn)
-
-
-def _fill(pg: Any, schema: str) -> np.ndarray:
+def _fill(pg: Any, schema: str) -> tuple[np.ndarray, tuple[int, int]]:
+    """30 chunks in NS, 5 in "few", 1 in "one", the index built; the scan counts so far."""
     vectors = np.random.default_rng(3).standard_normal((30, DIM)).astype(np.float32)
-    store = PgVectorStore(PgVectorStoreConfig(schema=schema, hnsw_min_chunks=20), dsn=pg.dsn)
+    store = _open(pg, schema, "fill", hnsw_min_chunks=20)
     with store.session(NS) as session:
         stage = session.stage("/a.md")
         stage.write(make_chunks("/a.md", 30), vectors)
@@ -42,27 +50,42 @@ def _fill(pg: Any, schema: str) -> np.ndarray:
         stage = session.stage("/b.md")
         stage.write(make_chunks("/b.md", 5), vectors[:5])
         stage.commit()
+    with store.session("one") as session:
+        stage = session.stage("/c.md")
+        stage.write(make_chunks("/c.md", 1), vectors[:1])
+        stage.commit()
     store.build_index()
-    store.close()
-    return vectors
+    return vectors, _scans(pg, store, schema, "fill")
 
 
-def test_an_unfiltered_search_past_the_threshold_walks_the_index(pg: Any, pg_schema: str) -> None:
-    vectors = _fill(pg, pg_schema)
-    store = _store(pg, pg_schema)
+def test_an_unfiltered_search_of_a_namespace_at_the_threshold_reads_only_the_index(pg: Any, pg_schema: str) -> None:
+    vectors, (hnsw, other) = _fill(pg, pg_schema)
+    store = _open(pg, pg_schema, "reader", hnsw_min_chunks=30, pool_min=1, pool_max=1)  # NS holds exactly 30
     assert store.plan(NS) == "hnsw"  # a store opened on an indexed schema finds the index at once
     found = store.search(NS, vectors[3], top_k=3)
     assert found[0].chunk_id == make_chunks("/a.md", 30)[3].id and len(found) == 3
-    assert _index_scans(pg, store, pg_schema) >= 1
+    after = _scans(pg, store, pg_schema, "reader")
+    assert after[0] > hnsw and after[1] == other
 
 
-def test_exact_and_filtered_searches_leave_the_index_alone(pg: Any, pg_schema: str) -> None:
-    """(A small namespace's search does send the HNSW query: its count comes back in the same round trip.)"""
-    from ragloom.filters import parse_filter
-
-    vectors = _fill(pg, pg_schema)
-    store = _store(pg, pg_schema)
+def test_exact_filtered_and_small_searches_scan_the_table(pg: Any, pg_schema: str) -> None:
+    vectors, (hnsw, other) = _fill(pg, pg_schema)
+    store = _open(pg, pg_schema, "exact", hnsw_min_chunks=20, pool_min=1, pool_max=1)
     assert store.plan("few") == "exact" and store.plan(NS, exact=True) == "exact"
     assert len(store.search(NS, vectors[3], top_k=3, exact=True)) == 3
     assert len(store.search(NS, vectors[3], top_k=3, filter=parse_filter({"source": "/a.md"}))) == 3
-    assert _index_scans(pg, store, pg_schema) == 0
+    after = _scans(pg, store, pg_schema, "exact")
+    assert after[0] == hnsw and after[1] >= other + 2
+    # a namespace under the threshold: its count comes back with the HNSW query (one round trip), then the exact scan
+    store = _open(pg, pg_schema, "small", hnsw_min_chunks=20, pool_min=1, pool_max=1)
+    assert [r.chunk_id for r in store.search("few", vectors[1], top_k=2)][0] == make_chunks("/b.md", 5)[1].id
+    assert _scans(pg, store, pg_schema, "small")[1] >= after[1] + 1
+
+
+def test_a_namespace_of_one_chunk_is_searched_through_the_index_when_any_count_will_do(pg: Any, pg_schema: str) -> None:
+    vectors, (hnsw, other) = _fill(pg, pg_schema)
+    store = _open(pg, pg_schema, "one", hnsw_min_chunks=0, pool_min=1, pool_max=1)
+    assert store.plan("one") == "hnsw"
+    assert [r.chunk_id for r in store.search("one", vectors[0], top_k=1)] == [make_chunks("/c.md", 1)[0].id]
+    after = _scans(pg, store, pg_schema, "one")
+    assert after[0] > hnsw and after[1] == other

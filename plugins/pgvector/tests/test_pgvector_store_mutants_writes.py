@@ -146,3 +146,33 @@ def test_a_broken_session_lets_go_of_its_locks_before_it_is_closed(pg: Any, pg_s
         assert store.count(NS) == 3
         broken.close()
         assert store.count(NS) == 3
+
+
+def test_a_store_of_one_connection_writes_its_first_rows(pg: Any, pg_schema: str) -> None:
+    """The first write adds the vector column: on the session's own connection, as a pool of one has no other to lend."""
+    config = PgVectorStoreConfig(schema=pg_schema, index="exact", vacuum_after_rows=0, pool_min=1, pool_max=1, connect_timeout=5)
+    with PgVectorStore(config, dsn=pg.dsn) as store:
+        with store.session(NS) as session:
+            stage = session.stage("/a.md")
+            stage.write(make_chunks("/a.md", 2), _vectors(2))
+            stage.commit()
+        assert store.count(NS) == 2 and store.dimension() == DIM
+    assert pg.execute(f"SELECT value FROM {pg_schema}.meta WHERE key = 'dimension'") == [(str(DIM),)]
+
+
+def test_a_store_closed_under_an_open_session_rolls_it_back_and_frees_its_locks(pg: Any, pg_schema: str) -> None:
+    dsn = pg.dsn + ("&" if "?" in pg.dsn else "?") + "options=-clock_timeout%3D5s"
+    config = PgVectorStoreConfig(schema=pg_schema, index="exact", vacuum_after_rows=0)
+    with PgVectorStore(config, dsn=dsn) as store, store.session(NS) as session:
+        stage = session.stage("/a.md")
+        stage.write(make_chunks("/a.md", 2), _vectors(2))
+        stage.commit()  # committed in the session's transaction, never flushed
+        store.close()
+        session.close()  # the store already ended it: nothing more happens
+    with PgVectorStore(config, dsn=dsn) as store:
+        assert store.count(NS) == 0  # rolled back
+        with store.session(NS) as session:  # /a.md's lock is free
+            stage = session.stage("/a.md")
+            stage.write(make_chunks("/a.md", 3), _vectors(3))
+            stage.commit()
+        assert store.count(NS) == 3
