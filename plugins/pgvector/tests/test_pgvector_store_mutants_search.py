@@ -89,3 +89,18 @@ def test_a_namespace_of_one_chunk_is_searched_through_the_index_when_any_count_w
     assert [r.chunk_id for r in store.search("one", vectors[0], top_k=1)] == [make_chunks("/c.md", 1)[0].id]
     after = _scans(pg, store, pg_schema, "one")
     assert after[0] > hnsw and after[1] == other
+
+
+def test_keyword_search_analyses_with_the_configured_analyzer(pg: Any, pg_schema: str) -> None:
+    from ragloom.analysis import AnalyzerConfig
+    from ragloom.plugin import BM25Config
+
+    config = PgVectorStoreConfig(schema=pg_schema, index="exact", vacuum_after_rows=0, bm25=BM25Config(analyzer=AnalyzerConfig(stemmer="none")))
+    with PgVectorStore(config, dsn=pg.dsn) as store:
+        with store.session(NS) as session:
+            stage = session.stage("/a.md")
+            stage.write(make_chunks("/a.md", 2, texts=["the lamps glow", "a lamp"]), np.eye(2, DIM, dtype=np.float32))
+            stage.commit()
+        # without a stemmer "lamps" and "lamp" are two terms (the default english stemmer would make them one)
+        assert [r.text for r in store.keyword_search(NS, "lamps", top_k=5)] == ["the lamps glow"]
+        assert [r.text for r in store.keyword_search(NS, "lamp", top_k=5)] == ["a lamp"]
