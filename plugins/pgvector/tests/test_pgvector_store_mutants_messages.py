@@ -152,3 +152,8 @@ def test_a_failed_close_after_an_error_is_logged_and_the_error_goes_on(pg: Any, 
     assert record.getMessage() == "closing a write session after an error failed"
     assert record.exc_info is not None and isinstance(record.exc_info[1], StoreError)
     assert store.count(NS) == 2
+
+
+def test_a_store_that_cannot_open_names_itself_and_the_server_s_answer() -> None:
+    with pytest.raises(StoreError, match=r"^PostgreSQL store: cannot open \(.*127\.0\.0\.1.*\)$"):
+        PgVectorStore(PgVectorStoreConfig(connect_timeout=2), dsn="postgresql://nobody@127.0.0.1:1/none")
