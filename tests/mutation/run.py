@@ -152,6 +152,11 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
             # connection of the server: never run it by hand against the server a mutation run uses)
             "tests/plugin_pgvector/test_pgvector_search.py", "tests/plugin_pgvector/test_pgvector_vacuum.py",
             "tests/plugin_pgvector/test_pgvector_faults.py", "tests/plugin_pgvector/test_pgvector_errors.py",
+            # schema versioning and its migration, the extension check, the source_type column (reach __init__'s schema steps)
+            "tests/plugin_pgvector/test_pgvector_schema.py", "tests/plugin_pgvector/test_pgvector_source_type.py",
+            # written against this module's survivors
+            "tests/plugin_pgvector/test_pgvector_store_mutants_copy.py", "tests/plugin_pgvector/test_pgvector_store_mutants_messages.py",
+            "tests/plugin_pgvector/test_pgvector_store_mutants_writes.py", "tests/plugin_pgvector/test_pgvector_store_mutants_search.py",
         ],
     ),
     # the web tests that fetch, without the timed ones (an upper bound on seconds fails on a starved machine and stops

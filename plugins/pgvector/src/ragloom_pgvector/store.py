@@ -919,7 +919,13 @@ class PgVectorStage:
             return
         session, store = self._session, self._session.store
         with session._errors(f"writing {len(chunks)} chunks of {self.source}"):
-            store._ensure_dimension(int(array.shape[1]), session._conn if session._in_transaction else None)
+            if store._dim is None and not session._in_transaction:
+                # the first write adds the vector column on the session's own connection, in a transaction of its
+                # own: another one from the pool would wait for ever in a pool of one connection (pool_max = 1)
+                with session._conn.transaction():
+                    store._ensure_dimension(int(array.shape[1]), session._conn)
+            else:
+                store._ensure_dimension(int(array.shape[1]), session._conn)
             conn = self._start()
             normalized = normalize_rows(array)
             row_ids = session._row_ids(len(chunks))
