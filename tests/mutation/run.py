@@ -119,6 +119,7 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
             "tests/chunkers/test_chunker_golden.py", "tests/chunkers/test_chunker_properties.py::test_markdown",
             "tests/chunkers/test_chunker_properties.py::test_found_by_hypothesis_leading_whitespace_overlap",
             "tests/chunkers/test_chunker_properties.py::test_repeated_passages_get_their_own_offsets",
+            "tests/chunkers/test_chunker_markdown_mutants_blocks.py",
         ],
     ),
     "chunker_tokens": (
