@@ -1,0 +1,22 @@
+"""Last-resort token cuts end exactly once, also when the last part is one token that re-tokenizes over size alone."""
+
+from __future__ import annotations
+
+from chunker_checks import MINILM_TOKENIZER
+
+from ragloom.chunkers.tokens import TokenMeasure, load_token_starts
+
+STARTS = load_token_starts(str(MINILM_TOKENIZER))[0]
+
+
+def test_a_last_single_token_over_size_alone_is_kept_and_the_end_listed_once() -> None:
+    """ "unbelievably" is un ##bel ##ie ##va ##bly; cut one token at a time, the last part "bly" re-tokenizes into two
+    tokens on its own (over size 1) but is a single token of the document: nothing smaller to cut, it stays whole."""
+    text = "unbelievably"
+    tokens = TokenMeasure(STARTS(text), len(text), text=text, tokenize=STARTS)
+    assert tokens.starts == [0, 2, 5, 7, 9]
+    assert tokens.alone(9, 12) == 2
+    assert tokens.hard_cuts(0, 12, 1) == [2, 5, 7, 9, 12]
+    text = "antidisestablishmentarianism"
+    tokens = TokenMeasure(STARTS(text), len(text), text=text, tokenize=STARTS)
+    assert tokens.hard_cuts(0, len(text), 1) == [4, 7, 10, 12, 16, 20, 25, 28]
