@@ -1,10 +1,12 @@
-"""Last-resort token cuts end exactly once, also when the last part is one token that re-tokenizes over size alone."""
+"""Last-resort token cuts end exactly once (also when the last part is one token over size alone); the empty-spec message."""
 
 from __future__ import annotations
 
+import pytest
 from chunker_checks import MINILM_TOKENIZER
 
 from ragloom.chunkers.tokens import TokenMeasure, load_token_starts
+from ragloom.errors import ConfigError
 
 STARTS = load_token_starts(str(MINILM_TOKENIZER))[0]
 
@@ -20,3 +22,9 @@ def test_a_last_single_token_over_size_alone_is_kept_and_the_end_listed_once() -
     text = "antidisestablishmentarianism"
     tokens = TokenMeasure(STARTS(text), len(text), text=text, tokenize=STARTS)
     assert tokens.hard_cuts(0, len(text), 1) == [4, 7, 10, 12, 16, 20, 25, 28]
+
+
+def test_an_empty_tokenizer_spec_is_refused_with_the_whole_message() -> None:
+    with pytest.raises(ConfigError) as refused:
+        load_token_starts("")
+    assert str(refused.value) == "size_unit = 'tokens' needs a 'tokenizer' (a tokenizer.json path or 'tiktoken:NAME')"
