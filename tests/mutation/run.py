@@ -101,7 +101,7 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
             "tests/chunkers/test_chunker_tokens.py", "tests/chunkers/test_per_call_chunker.py",
             "tests/chunkers/test_chunker_properties.py::test_recursive", "tests/chunkers/test_chunker_properties.py::test_token_sizing",
             "tests/chunkers/test_chunker_piece_edges.py", "tests/chunkers/test_chunker_token_separators.py",
-            "tests/chunkers/test_chunker_recursive_mutants_tokens.py",
+            "tests/chunkers/test_chunker_recursive_mutants_tokens.py", "tests/chunkers/test_chunker_recursive_mutants_trim.py",
         ],
     ),
     "chunker_base": (
