@@ -101,6 +101,7 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
             "tests/chunkers/test_chunker_tokens.py", "tests/chunkers/test_per_call_chunker.py",
             "tests/chunkers/test_chunker_properties.py::test_recursive", "tests/chunkers/test_chunker_properties.py::test_token_sizing",
             "tests/chunkers/test_chunker_piece_edges.py", "tests/chunkers/test_chunker_token_separators.py",
+            "tests/chunkers/test_chunker_recursive_mutants_tokens.py", "tests/chunkers/test_chunker_recursive_mutants_trim.py",
         ],
     ),
     "chunker_base": (
@@ -118,6 +119,7 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
             "tests/chunkers/test_chunker_golden.py", "tests/chunkers/test_chunker_properties.py::test_markdown",
             "tests/chunkers/test_chunker_properties.py::test_found_by_hypothesis_leading_whitespace_overlap",
             "tests/chunkers/test_chunker_properties.py::test_repeated_passages_get_their_own_offsets",
+            "tests/chunkers/test_chunker_markdown_mutants_blocks.py",
         ],
     ),
     "chunker_tokens": (
@@ -126,6 +128,7 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
             "tests/chunkers/test_chunker_token_measure.py", "tests/chunkers/test_chunker_tokens.py", "tests/chunkers/test_chunker_properties.py::test_token_sizing",
             "tests/chunkers/test_chunker_contract.py",
             "tests/chunkers/test_chunker_sentence_edges.py", "tests/chunkers/test_chunker_recursive_edges.py::test_token_overlap_carries_whole_pieces_only",
+            "tests/chunkers/test_chunker_tokens_mutants_tiktoken.py", "tests/chunkers/test_chunker_tokens_mutants_cuts.py",
         ],
     ),
     "chunker_semantic": (
