@@ -141,7 +141,7 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
             "tests/plugin_duckdb/test_duckdb_store_behaviour.py", "tests/retrieval/test_hybrid_candidates.py::test_one_call_path_equals_two_searches[duckdb]",
             "tests/plugin_duckdb/test_duckdb_source_type.py", "tests/plugin_duckdb/test_duckdb_hints.py",
             # the refusals and commit counts written against the store's survivors
-            "tests/plugin_duckdb/test_duckdb_store_mutants_session.py",
+            "tests/plugin_duckdb/test_duckdb_store_mutants_session.py", "tests/plugin_duckdb/test_duckdb_store_mutants_reads.py",
             # not: test_duckdb_crash / _hnsw_crash (SIGKILLed children), _lifecycle (child processes held for a minute),
             # _memory_limit (a store larger than its limit), _hnsw (recall over thousands of chunks; the behaviour file covers the path)
         ],
