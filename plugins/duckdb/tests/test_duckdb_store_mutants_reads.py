@@ -156,3 +156,27 @@ def test_stats_count_the_namespace_and_the_file_with_its_wal(path: Path) -> None
         }
         assert os.path.exists(wal) and os.path.getsize(wal) > 0  # the WAL counts: it holds the commits not yet checkpointed
         assert store.sources(NS) == ["/b.md"] and store.sources("other") == ["/c.md"]
+
+
+def test_keyword_search_is_the_namespace_bm25_ranking_cut_at_top_k_and_narrowed_by_a_filter(path: Path) -> None:
+    from ragloom.plugin import BM25Index
+
+    with DuckDBStore(path=path) as store:
+        assert store.keyword_search(NS, "lamp", top_k=3, filter=parse_filter({"lang": "en"})) == []  # no chunks yet
+        texts = ["lamp glows", "dark room", "lamp oil lamp", "a lamp and a lamp and a lamp"]
+        chunks = _commit(store, "/a.md", 4, seed=1, texts=texts, metadata={"lang": "en"}, tags=("t",))
+        _commit(store, "/b.md", 1, seed=2, texts=["lamp lamp lamp lamp lamp"], namespace="other")
+        index = BM25Index()
+        index.add([c.id for c in chunks], texts)
+        expected = index.search("lamp", top_k=10)
+        found = store.keyword_search(NS, "lamp", top_k=10)
+        assert [r.chunk_id for r in found] == [k for k, _ in expected]
+        np.testing.assert_allclose([r.score for r in found], [s for _, s in expected], rtol=1e-6)
+        best = store.keyword_search(NS, "lamp", top_k=1)
+        assert [r.chunk_id for r in best] == [expected[0][0]]
+        assert best[0].metadata == {"lang": "en", "order": chunks.index(next(c for c in chunks if c.id == expected[0][0]))}
+        assert best[0].tags == ("t",) and best[0].source == "/a.md"
+        assert store.keyword_search(NS, "lamp", top_k=0) == [] and store.keyword_search(NS, "lamp", top_k=-1) == []
+        narrowed = store.keyword_search(NS, "lamp", top_k=10, filter=parse_filter({"order": {"$gte": 2}}))
+        assert [r.chunk_id for r in narrowed] == [k for k, _ in expected if k in {chunks[2].id, chunks[3].id}]
+        assert [r.chunk_id for r in store.keyword_search("other", "lamp", top_k=10)] == [make_chunks("/b.md", 1)[0].id]
