@@ -70,3 +70,18 @@ def test_an_aborted_generation_is_never_staged_again(path: Path) -> None:
             again.write(make_chunks("/a.md", 1), _ones(1))
             again.commit()
         assert store.count(NS) == 2
+
+
+def test_an_abort_subtracts_only_its_own_rows_from_the_buffer_count(path: Path) -> None:
+    big = SPILL_ROWS // 2 + 100
+    with DuckDBStore(path=path) as store:
+        with store.session(NS) as session:
+            kept = session.stage("/b.md")
+            kept.write(make_chunks("/b.md", big), _ones(big))
+            aborted = session.stage("/a.md")
+            aborted.write(make_chunks("/a.md", 10), _ones(10))
+            aborted.abort()  # the buffer still holds /b.md's rows, and counts them
+            kept.write(make_chunks("/b.md", 2 * big)[big:], _ones(big))  # over SPILL_ROWS: they reach the file, invisible
+            assert _rows(store) == 2 * big and store.count(NS) == 0
+            kept.commit()
+        assert store.count(NS) == 2 * big and store.sources(NS) == ["/b.md"]
