@@ -84,7 +84,10 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
     ),
     "filters": (["ragloom/filters.py"], ["tests/test_filters.py", "tests/stores/test_memory_contract.py"]),
     # the SQL translation of filters, against the contract's filter tests on a real database
-    "duckdb_sqlfilter": (["ragloom_duckdb/sqlfilter.py"], [f"tests/plugin_duckdb/test_duckdb_contract.py::TestDuckDBFileContract::{t}" for t in _FILTER_TESTS]),
+    "duckdb_sqlfilter": (
+        ["ragloom_duckdb/sqlfilter.py"],
+        [*(f"tests/plugin_duckdb/test_duckdb_contract.py::TestDuckDBFileContract::{t}" for t in _FILTER_TESTS), "tests/plugin_duckdb/test_duckdb_sqlfilter_mutants.py"],
+    ),
     "pgvector_sqlfilter": (["ragloom_pgvector/sqlfilter.py"], [f"tests/plugin_pgvector/test_pgvector_contract.py::TestPgVectorContract::{t}" for t in _FILTER_TESTS]),
     "keyword": (
         ["ragloom/keyword.py", "ragloom/analysis.py"],
