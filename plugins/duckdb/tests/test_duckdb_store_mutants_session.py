@@ -161,3 +161,12 @@ def test_a_read_only_store_refuses_writes_naming_the_action_and_a_closed_store_r
     assert _message(lambda: store.count(NS)) == closed
     assert _message(lambda: store.search(NS, _vectors(1, 1)[0], top_k=1)) == closed
     assert repr(store) == f"DuckDBStore(path={str(path)!r}, index='exact', read_only=False)"
+
+
+def test_recommitting_a_source_committed_empty_before_any_row_removes_nothing(path: Path) -> None:
+    with DuckDBStore(path=path) as store:
+        with store.session(NS) as session:
+            assert session.stage("/empty.md").commit() == 0  # a committed generation, and still no chunks table
+        assert store.source_states(NS, ["/empty.md"])["/empty.md"].generation == 1 and store.dimension() is None
+        with store.session(NS) as session:
+            assert session.stage("/empty.md").commit() == 0
