@@ -84,7 +84,10 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
     ),
     "filters": (["ragloom/filters.py"], ["tests/test_filters.py", "tests/stores/test_memory_contract.py"]),
     # the SQL translation of filters, against the contract's filter tests on a real database
-    "duckdb_sqlfilter": (["ragloom_duckdb/sqlfilter.py"], [f"tests/plugin_duckdb/test_duckdb_contract.py::TestDuckDBFileContract::{t}" for t in _FILTER_TESTS]),
+    "duckdb_sqlfilter": (
+        ["ragloom_duckdb/sqlfilter.py"],
+        [*(f"tests/plugin_duckdb/test_duckdb_contract.py::TestDuckDBFileContract::{t}" for t in _FILTER_TESTS), "tests/plugin_duckdb/test_duckdb_sqlfilter_mutants.py"],
+    ),
     "pgvector_sqlfilter": (["ragloom_pgvector/sqlfilter.py"], [f"tests/plugin_pgvector/test_pgvector_contract.py::TestPgVectorContract::{t}" for t in _FILTER_TESTS]),
     "keyword": (
         ["ragloom/keyword.py", "ragloom/analysis.py"],
@@ -143,6 +146,9 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
             # hybrid candidates, the keyword ceiling, source counts, the plan and the HNSW path (the contract calls none of them)
             "tests/plugin_duckdb/test_duckdb_store_behaviour.py", "tests/retrieval/test_hybrid_candidates.py::test_one_call_path_equals_two_searches[duckdb]",
             "tests/plugin_duckdb/test_duckdb_source_type.py", "tests/plugin_duckdb/test_duckdb_hints.py",
+            # the refusals and commit counts written against the store's survivors
+            "tests/plugin_duckdb/test_duckdb_store_mutants_session.py", "tests/plugin_duckdb/test_duckdb_store_mutants_reads.py",
+            "tests/plugin_duckdb/test_duckdb_store_mutants_spill.py", "tests/plugin_duckdb/test_duckdb_store_mutants_delete.py",
             # not: test_duckdb_crash / _hnsw_crash (SIGKILLed children), _lifecycle (child processes held for a minute),
             # _memory_limit (a store larger than its limit), _hnsw (recall over thousands of chunks; the behaviour file covers the path)
         ],
