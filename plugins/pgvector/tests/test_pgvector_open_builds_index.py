@@ -1,0 +1,47 @@
+"""Opening a store on a table that has grown past ``hnsw_min_chunks`` builds the HNSW index there and then."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ragloom.testing import make_chunks
+from ragloom_pgvector import PgVectorStore, PgVectorStoreConfig
+
+NS = "open"
+
+
+def _has_index(pg: Any, schema: str) -> bool:
+    return bool(pg.execute("SELECT 1 FROM pg_indexes WHERE schemaname = %s AND indexname = 'chunks_hnsw'", [schema]))
+
+
+def _fill(pg: Any, schema: str, count: int) -> None:
+    """``count`` chunks written by a store whose threshold is never reached (no index)."""
+    with PgVectorStore(PgVectorStoreConfig(schema=schema, hnsw_min_chunks=10**9), dsn=pg.dsn) as store:
+        with store.session(NS) as session:
+            stage = session.stage("/a.md")
+            stage.write(make_chunks("/a.md", count), np.random.default_rng(1).standard_normal((count, 8)))
+            stage.commit()
+    assert not _has_index(pg, schema)
+
+
+def test_a_store_opened_on_enough_rows_builds_the_index(pg: Any, pg_schema: str) -> None:
+    _fill(pg, pg_schema, 12)
+    with PgVectorStore(PgVectorStoreConfig(schema=pg_schema, hnsw_min_chunks=12), dsn=pg.dsn) as store:
+        assert _has_index(pg, pg_schema)  # built by the open itself, before any search or build_index()
+        assert store.plan(NS) == "hnsw"
+
+
+def test_a_store_opened_on_fewer_rows_or_for_exact_search_builds_none(pg: Any, pg_schema: str) -> None:
+    _fill(pg, pg_schema, 12)
+    PgVectorStore(PgVectorStoreConfig(schema=pg_schema, hnsw_min_chunks=13), dsn=pg.dsn).close()
+    assert not _has_index(pg, pg_schema)
+    PgVectorStore(PgVectorStoreConfig(schema=pg_schema, index="exact", hnsw_min_chunks=1), dsn=pg.dsn).close()
+    assert not _has_index(pg, pg_schema)
+
+
+def test_a_fresh_schema_opens_without_an_index_or_a_vector_column(pg: Any, pg_schema: str) -> None:
+    with PgVectorStore(PgVectorStoreConfig(schema=pg_schema, hnsw_min_chunks=0), dsn=pg.dsn) as store:
+        assert store.dimension() is None
+    assert not _has_index(pg, pg_schema)
