@@ -85,3 +85,38 @@ def test_an_abort_subtracts_only_its_own_rows_from_the_buffer_count(path: Path) 
             assert _rows(store) == 2 * big and store.count(NS) == 0
             kept.commit()
         assert store.count(NS) == 2 * big and store.sources(NS) == ["/b.md"]
+
+
+def test_the_buffer_spills_at_exactly_spill_rows(path: Path) -> None:
+    with DuckDBStore(path=path) as store:
+        with store.session(NS) as session:
+            seed = session.stage("/seed.md")
+            seed.write(make_chunks("/seed.md", 1), _ones(1))
+            seed.commit()
+        with store.session(NS) as session:
+            stage = session.stage("/a.md")
+            chunks = make_chunks("/a.md", SPILL_ROWS)
+            stage.write(chunks[: SPILL_ROWS - 1], _ones(SPILL_ROWS - 1))
+            assert _rows(store) == 1  # one row short: all still in the buffer
+            stage.write(chunks[SPILL_ROWS - 1 :], _ones(1))
+            assert _rows(store) == 1 + SPILL_ROWS  # the row that reaches SPILL_ROWS spills the buffer, invisible until commit
+            assert store.count(NS) == 1
+            stage.commit()
+        assert store.count(NS) == 1 + SPILL_ROWS
+
+
+def test_a_state_whose_next_generation_lags_still_stages_above_the_visible_generation(path: Path) -> None:
+    from ragloom.plugin import SourceState
+
+    with DuckDBStore(path=path) as store:
+        for _ in range(3):
+            with store.session(NS) as session:
+                stage = session.stage("/a.md")
+                stage.write(make_chunks("/a.md", 1), _ones(1))
+                stage.commit()
+        assert store.source_states(NS, ["/a.md"])["/a.md"].generation == 3
+        with store.session(NS) as session:
+            # a hand-built state (next_generation left at its default 1) must not stage under the visible generation
+            stage = session.stage("/a.md", SourceState(generation=3))
+            assert stage.generation == 4
+            stage.abort()

@@ -45,3 +45,9 @@ def test_a_fresh_schema_opens_without_an_index_or_a_vector_column(pg: Any, pg_sc
     with PgVectorStore(PgVectorStoreConfig(schema=pg_schema, hnsw_min_chunks=0), dsn=pg.dsn) as store:
         assert store.dimension() is None
     assert not _has_index(pg, pg_schema)
+
+
+def test_a_threshold_of_one_or_none_builds_the_index_over_a_single_row(pg: Any, pg_schema: str) -> None:
+    _fill(pg, pg_schema, 1)
+    PgVectorStore(PgVectorStoreConfig(schema=pg_schema, hnsw_min_chunks=1), dsn=pg.dsn).close()
+    assert _has_index(pg, pg_schema)

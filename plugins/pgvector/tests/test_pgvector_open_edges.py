@@ -1,0 +1,53 @@
+"""What opening a store tells the user: the server it names, and a server that never answers."""
+
+from __future__ import annotations
+
+import socket
+import threading
+from typing import Any
+
+import numpy as np
+import psycopg
+import pytest
+
+from ragloom.errors import StoreError
+from ragloom_pgvector import PgVectorStore, PgVectorStoreConfig
+
+
+def test_errors_name_the_server_the_store_is_on(pg: Any, pg_schema: str) -> None:
+    with psycopg.connect(pg.dsn) as conn:
+        user, host, dbname = conn.info.user, conn.info.host, conn.info.dbname
+    store = PgVectorStore(PgVectorStoreConfig(schema=pg_schema), dsn=pg.dsn)
+    store.close()
+    with pytest.raises(StoreError) as raised:
+        store.search("ns", np.ones(4, dtype=np.float32), top_k=1)
+    assert f"PostgreSQL store {user}@{host}/{dbname} schema {pg_schema}" in str(raised.value)
+
+
+def test_a_server_that_never_answers_fails_the_open_after_connect_timeout() -> None:
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept_and_stay_silent() -> None:
+        listener.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(listener.accept()[0])
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept_and_stay_silent, daemon=True)
+    thread.start()
+    try:
+        port = listener.getsockname()[1]
+        with pytest.raises(StoreError, match="cannot open"):
+            PgVectorStore(PgVectorStoreConfig(connect_timeout=1), dsn=f"postgresql://nobody@127.0.0.1:{port}/db")
+    finally:
+        stop.set()
+        thread.join()
+        for conn in held:
+            conn.close()
+        listener.close()
