@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import threading
 from typing import Any
@@ -51,3 +52,21 @@ def test_a_server_that_never_answers_fails_the_open_after_connect_timeout() -> N
         for conn in held:
             conn.close()
         listener.close()
+
+
+def test_a_role_allowed_to_creates_the_extension_itself(pg: Any) -> None:
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    database = f"withext_{os.getpid()}"
+    pg.execute(f"DROP DATABASE IF EXISTS {database}")
+    pg.execute(f"CREATE DATABASE {database}")
+    try:
+        params = conninfo_to_dict(pg.dsn)
+        params.update(dbname=database)
+        dsn = make_conninfo(**params)
+        with PgVectorStore(PgVectorStoreConfig(schema="ragloom"), dsn=dsn) as store:  # create_extension = true (default)
+            assert store.count("x") == 0
+        with psycopg.connect(dsn) as conn:
+            assert conn.execute("SELECT count(*) FROM pg_extension WHERE extname = 'vector'").fetchone() == (1,)
+    finally:
+        pg.execute(f"DROP DATABASE IF EXISTS {database} WITH (FORCE)")
