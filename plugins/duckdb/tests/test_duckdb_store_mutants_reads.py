@@ -11,27 +11,14 @@ from typing import Any
 
 import numpy as np
 import pytest
+from duckdb_writes import DIM, NS
+from duckdb_writes import commit_source as _commit
+from duckdb_writes import seeded_vectors as _vectors
 
 from ragloom.filters import parse_filter
 from ragloom.plugin import SourceState, StoreError
 from ragloom.testing import make_chunks
 from ragloom_duckdb import SCHEMA_VERSION, DuckDBStore
-
-NS = "ns"
-DIM = 4
-
-
-def _vectors(count: int, seed: int) -> np.ndarray:
-    return np.random.default_rng(seed).standard_normal((count, DIM)).astype(np.float32)
-
-
-def _commit(store: DuckDBStore, source: str, count: int, seed: int, *, namespace: str = NS, **kwargs: object) -> list:
-    chunks = make_chunks(source, count, **kwargs)  # type: ignore[arg-type]
-    with store.session(namespace) as session:
-        stage = session.stage(source)
-        stage.write(chunks, _vectors(len(chunks), seed))
-        stage.commit()
-    return chunks
 
 
 def _stage_new(store: DuckDBStore, sources: list[str], state: SourceState) -> None:

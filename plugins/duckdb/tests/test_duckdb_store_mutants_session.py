@@ -7,28 +7,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-import numpy as np
 import pytest
+from duckdb_writes import NS
+from duckdb_writes import commit_source as _commit
+from duckdb_writes import seeded_vectors as _vectors
 
 from ragloom.plugin import DimensionMismatchError, StoreError
 from ragloom.testing import make_chunks
 from ragloom_duckdb import DuckDBStore, DuckDBStoreConfig
-
-NS = "ns"
-DIM = 4
-
-
-def _vectors(count: int, seed: int, dim: int = DIM) -> np.ndarray:
-    return np.random.default_rng(seed).standard_normal((count, dim)).astype(np.float32)
-
-
-def _commit(store: DuckDBStore, source: str, count: int, seed: int, *, namespace: str = NS, **kwargs: object) -> list:
-    chunks = make_chunks(source, count, **kwargs)  # type: ignore[arg-type]
-    with store.session(namespace) as session:
-        stage = session.stage(source)
-        stage.write(chunks, _vectors(len(chunks), seed))
-        stage.commit()
-    return chunks
 
 
 @pytest.fixture

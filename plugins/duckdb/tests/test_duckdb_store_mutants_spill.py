@@ -27,6 +27,14 @@ def _ones(count: int) -> np.ndarray:
     return np.ones((count, DIM), dtype=np.float32)
 
 
+def _seed(store: DuckDBStore) -> None:
+    """One committed chunk (the file's tables exist from then on)."""
+    with store.session(NS) as session:
+        seed = session.stage("/seed.md")
+        seed.write(make_chunks("/seed.md", 1), _ones(1))
+        seed.commit()
+
+
 @pytest.fixture
 def path(tmp_path: Path) -> Iterator[Path]:
     yield tmp_path / "store.duckdb"
@@ -35,10 +43,7 @@ def path(tmp_path: Path) -> Iterator[Path]:
 def test_an_aborted_stage_leaves_the_buffer_and_its_count(path: Path) -> None:
     big = SPILL_ROWS // 2 + 100
     with DuckDBStore(path=path) as store:
-        with store.session(NS) as session:
-            seed = session.stage("/seed.md")
-            seed.write(make_chunks("/seed.md", 1), _ones(1))
-            seed.commit()
+        _seed(store)
         with store.session(NS) as session:
             aborted = session.stage("/a.md")
             aborted.write(make_chunks("/a.md", big), _ones(big))
@@ -89,10 +94,7 @@ def test_an_abort_subtracts_only_its_own_rows_from_the_buffer_count(path: Path) 
 
 def test_the_buffer_spills_at_exactly_spill_rows(path: Path) -> None:
     with DuckDBStore(path=path) as store:
-        with store.session(NS) as session:
-            seed = session.stage("/seed.md")
-            seed.write(make_chunks("/seed.md", 1), _ones(1))
-            seed.commit()
+        _seed(store)
         with store.session(NS) as session:
             stage = session.stage("/a.md")
             chunks = make_chunks("/a.md", SPILL_ROWS)
