@@ -122,3 +122,21 @@ def test_a_state_whose_next_generation_lags_still_stages_above_the_visible_gener
             stage = session.stage("/a.md", SourceState(generation=3))
             assert stage.generation == 4
             stage.abort()
+
+
+def test_staging_a_committed_and_flushed_source_again_does_not_flush_other_buffered_rows(path: Path) -> None:
+    with DuckDBStore(path=path) as store:
+        _seed(store)
+        with store.session(NS) as session:
+            first = session.stage("/a.md")
+            first.write(make_chunks("/a.md", 2), _ones(2))
+            first.commit()
+            session.flush()
+            assert _rows(store) == 3
+            other = session.stage("/b.md")
+            other.write(make_chunks("/b.md", 4), _ones(4))  # buffered: not in the file yet
+            again = session.stage("/a.md")  # /a.md has no unflushed work here: nothing is flushed
+            assert _rows(store) == 3
+            again.abort()
+            other.commit()
+        assert store.count(NS) == 7

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import numpy as np
+import pytest
 
 from ragloom.testing import make_chunks
 from ragloom_pgvector import PgVectorStore, PgVectorStoreConfig
@@ -26,11 +28,15 @@ def _fill(pg: Any, schema: str, count: int) -> None:
     assert not _has_index(pg, schema)
 
 
-def test_a_store_opened_on_enough_rows_builds_the_index(pg: Any, pg_schema: str) -> None:
+def test_a_store_opened_on_enough_rows_builds_the_index(pg: Any, pg_schema: str, caplog: pytest.LogCaptureFixture) -> None:
     _fill(pg, pg_schema, 12)
-    with PgVectorStore(PgVectorStoreConfig(schema=pg_schema, hnsw_min_chunks=12), dsn=pg.dsn) as store:
+    with caplog.at_level(logging.INFO, logger="ragloom_pgvector.store"):
+        store = PgVectorStore(PgVectorStoreConfig(schema=pg_schema, hnsw_min_chunks=12), dsn=pg.dsn)
+    with store:
         assert _has_index(pg, pg_schema)  # built by the open itself, before any search or build_index()
         assert store.plan(NS) == "hnsw"
+    # a long build is announced with the store and the graph's settings
+    assert f"schema {pg_schema}: building the HNSW index (m=16, ef_construction=64)" in caplog.text
 
 
 def test_a_store_opened_on_fewer_rows_or_for_exact_search_builds_none(pg: Any, pg_schema: str) -> None:
