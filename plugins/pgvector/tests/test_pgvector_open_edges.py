@@ -70,3 +70,18 @@ def test_a_role_allowed_to_creates_the_extension_itself(pg: Any) -> None:
             assert conn.execute("SELECT count(*) FROM pg_extension WHERE extname = 'vector'").fetchone() == (1,)
     finally:
         pg.execute(f"DROP DATABASE IF EXISTS {database} WITH (FORCE)")
+
+
+def test_a_write_of_another_dimension_names_both_and_the_store(pg: Any, pg_schema: str) -> None:
+    from ragloom.errors import DimensionMismatchError
+    from ragloom.testing import make_chunks
+
+    with PgVectorStore(PgVectorStoreConfig(schema=pg_schema), dsn=pg.dsn) as store:
+        with store.session("ns") as session:
+            stage = session.stage("/a.md")
+            stage.write(make_chunks("/a.md", 1), np.ones((1, 8), dtype=np.float32))
+            stage.commit()
+        with store.session("ns") as session, pytest.raises(DimensionMismatchError) as raised:
+            session.stage("/b.md").write(make_chunks("/b.md", 1), np.ones((1, 4), dtype=np.float32))
+    assert (raised.value.store_dim, raised.value.embedder_dim) == (8, 4)
+    assert str(raised.value).startswith("PostgreSQL store ") and f"schema {pg_schema} holds vectors of dimension 8" in str(raised.value)

@@ -227,14 +227,10 @@ class PgVectorStore:
             schema_mod.create_hnsw_index(cursor, self.schema, m=self.config.m, ef_construction=self.config.ef_construction)
             cursor.execute(self._sql("ANALYZE {s}.chunks"))
 
-    def _ensure_dimension(self, dim: int, conn: Any | None = None) -> None:
-        """Check ``dim`` against the store; the first write adds the vector column (and the HNSW index)."""
+    def _ensure_dimension(self, dim: int, conn: Any) -> None:
+        """Check ``dim`` against the store; the first write adds the vector column (and the HNSW index) on ``conn``."""
         if self._dim is None:
-            if conn is None:
-                with self._connection() as own, own.transaction():
-                    self._dim = self._add_vector_column(own, dim)
-            else:
-                self._dim = self._add_vector_column(conn, dim)
+            self._dim = self._add_vector_column(conn, dim)
         if self._dim != dim:
             raise DimensionMismatchError(store_dim=self._dim, embedder_dim=dim, where=self._where)
 
