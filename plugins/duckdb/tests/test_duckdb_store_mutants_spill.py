@@ -96,15 +96,19 @@ def test_the_buffer_spills_at_exactly_spill_rows(path: Path) -> None:
     with DuckDBStore(path=path) as store:
         _seed(store)
         with store.session(NS) as session:
-            stage = session.stage("/a.md")
-            chunks = make_chunks("/a.md", SPILL_ROWS)
-            stage.write(chunks[: SPILL_ROWS - 1], _ones(SPILL_ROWS - 1))
-            assert _rows(store) == 1  # one row short: all still in the buffer
-            stage.write(chunks[SPILL_ROWS - 1 :], _ones(1))
-            assert _rows(store) == 1 + SPILL_ROWS  # the row that reaches SPILL_ROWS spills the buffer, invisible until commit
-            assert store.count(NS) == 1
-            stage.commit()
-        assert store.count(NS) == 1 + SPILL_ROWS
+            for flushed in (0, 1):  # a fresh session, then one whose buffer was flushed once: the count starts at 0 again
+                source = f"/a{flushed}.md"
+                stage = session.stage(source)
+                chunks = make_chunks(source, SPILL_ROWS)
+                before = _rows(store)
+                stage.write(chunks[: SPILL_ROWS - 1], _ones(SPILL_ROWS - 1))
+                assert _rows(store) == before  # one row short: all still in the buffer
+                stage.write(chunks[SPILL_ROWS - 1 :], _ones(1))
+                assert _rows(store) == before + SPILL_ROWS  # the row that reaches SPILL_ROWS spills the buffer
+                assert store.count(NS) == 1 + flushed * SPILL_ROWS  # invisible until the commit is flushed
+                stage.commit()
+                session.flush()
+        assert store.count(NS) == 1 + 2 * SPILL_ROWS
 
 
 def test_a_state_whose_next_generation_lags_still_stages_above_the_visible_generation(path: Path) -> None:
