@@ -57,3 +57,28 @@ def test_a_threshold_of_one_or_none_builds_the_index_over_a_single_row(pg: Any, 
     _fill(pg, pg_schema, 1)
     PgVectorStore(PgVectorStoreConfig(schema=pg_schema, hnsw_min_chunks=1), dsn=pg.dsn).close()
     assert _has_index(pg, pg_schema)
+
+
+def test_a_threshold_of_zero_indexes_from_the_first_row_with_the_configured_graph(pg: Any, pg_schema: str) -> None:
+    options = {"schema": pg_schema, "m": 8, "ef_construction": 32}
+    with PgVectorStore(PgVectorStoreConfig(hnsw_min_chunks=1, **options), dsn=pg.dsn) as store:  # 1: built later, not here
+        with store.session(NS) as session:
+            stage = session.stage("/a.md")
+            stage.write(make_chunks("/a.md", 1), np.ones((1, 8)))
+            stage.commit()
+    assert not _has_index(pg, pg_schema)
+    pg.execute(f"DROP SCHEMA {pg_schema} CASCADE")
+    with PgVectorStore(PgVectorStoreConfig(hnsw_min_chunks=0, index="exact", **options), dsn=pg.dsn) as store:
+        with store.session(NS) as session:
+            stage = session.stage("/a.md")
+            stage.write(make_chunks("/a.md", 1), np.ones((1, 8)))
+            stage.commit()
+    assert not _has_index(pg, pg_schema)  # exact search wants no index
+    pg.execute(f"DROP SCHEMA {pg_schema} CASCADE")
+    with PgVectorStore(PgVectorStoreConfig(hnsw_min_chunks=0, **options), dsn=pg.dsn) as store:
+        with store.session(NS) as session:
+            stage = session.stage("/a.md")
+            stage.write(make_chunks("/a.md", 1), np.ones((1, 8)))
+            stage.commit()
+    [(definition,)] = pg.execute("SELECT indexdef FROM pg_indexes WHERE schemaname = %s AND indexname = 'chunks_hnsw'", [pg_schema])
+    assert "USING hnsw (vector vector_cosine_ops)" in definition and "m='8'" in definition and "ef_construction='32'" in definition
