@@ -144,3 +144,21 @@ def test_staging_a_committed_and_flushed_source_again_does_not_flush_other_buffe
             again.abort()
             other.commit()
         assert store.count(NS) == 7
+
+
+def test_metadata_values_json_has_no_type_for_are_stored_as_their_text(path: Path) -> None:
+    import datetime
+
+    from ragloom.types import Chunk
+
+    chunk = Chunk(
+        id="a:0", document_id="a", index=0, text="x", start=0, end=1, source="/a.md",
+        metadata={"when": datetime.date(2024, 1, 2), "where": Path("/srv/x"), "note": "café"},
+    )
+    with DuckDBStore(path=path) as store:
+        with store.session(NS) as session:
+            stage = session.stage("/a.md")
+            stage.write([chunk], _ones(1))
+            stage.commit()
+        [found] = store.search(NS, np.ones(DIM, dtype=np.float32), top_k=1)
+    assert found.metadata == {"when": "2024-01-02", "where": "/srv/x", "note": "café"}
