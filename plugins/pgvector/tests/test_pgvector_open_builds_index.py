@@ -36,7 +36,9 @@ def test_a_store_opened_on_enough_rows_builds_the_index(pg: Any, pg_schema: str,
         assert _has_index(pg, pg_schema)  # built by the open itself, before any search or build_index()
         assert store.plan(NS) == "hnsw"
     # a long build is announced with the store and the graph's settings
-    assert f"schema {pg_schema}: building the HNSW index (m=16, ef_construction=64)" in caplog.text
+    announced = [r.getMessage() for r in caplog.records if "HNSW" in r.getMessage()]
+    assert len(announced) == 1 and announced[0].startswith("PostgreSQL store ")
+    assert announced[0].endswith(f"schema {pg_schema}: building the HNSW index (m=16, ef_construction=64)")
 
 
 def test_a_store_opened_on_fewer_rows_or_for_exact_search_builds_none(pg: Any, pg_schema: str) -> None:
