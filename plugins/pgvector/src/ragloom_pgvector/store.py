@@ -228,9 +228,12 @@ class PgVectorStore:
             cursor.execute(self._sql("ANALYZE {s}.chunks"))
 
     def _ensure_dimension(self, dim: int, conn: Any) -> None:
-        """Check ``dim`` against the store; the first write adds the vector column (and the HNSW index) on ``conn``."""
+        """Check ``dim`` against the store; the first write adds the vector column (and the HNSW index) on ``conn``:
+        in a transaction of its own, or in a savepoint of the one ``conn`` has open (never on another pooled
+        connection: it would wait for ever in a pool of one, ``pool_max = 1``)."""
         if self._dim is None:
-            self._dim = self._add_vector_column(conn, dim)
+            with conn.transaction():
+                self._dim = self._add_vector_column(conn, dim)
         if self._dim != dim:
             raise DimensionMismatchError(store_dim=self._dim, embedder_dim=dim, where=self._where)
 
@@ -915,13 +918,7 @@ class PgVectorStage:
             return
         session, store = self._session, self._session.store
         with session._errors(f"writing {len(chunks)} chunks of {self.source}"):
-            if store._dim is None and not session._in_transaction:
-                # the first write adds the vector column on the session's own connection, in a transaction of its
-                # own: another one from the pool would wait for ever in a pool of one connection (pool_max = 1)
-                with session._conn.transaction():
-                    store._ensure_dimension(int(array.shape[1]), session._conn)
-            else:
-                store._ensure_dimension(int(array.shape[1]), session._conn)
+            store._ensure_dimension(int(array.shape[1]), session._conn)
             conn = self._start()
             normalized = normalize_rows(array)
             row_ids = session._row_ids(len(chunks))
