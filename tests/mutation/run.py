@@ -182,6 +182,7 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
             "tests/plugin_web/test_web_fetch_mutants_robots.py",
             "tests/plugin_web/test_web_fetch_mutants_requests.py",
             "tests/plugin_web/test_web_fetch_mutants_deadline.py",
+            "tests/plugin_web/test_web_fetch_mutants_body.py",
             *(f"tests/plugin_web/test_web_async.py::{t}" for t in _WEB_ASYNC_UNTIMED),
             *(f"tests/plugin_web/test_web_hardening.py::{t}" for t in _WEB_HARDENING_UNTIMED),
             *(f"tests/plugin_web/test_web_sitemap.py::{t}" for t in _WEB_SITEMAP_UNTIMED),
