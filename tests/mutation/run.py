@@ -132,6 +132,7 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
             "tests/chunkers/test_chunker_contract.py",
             "tests/chunkers/test_chunker_sentence_edges.py", "tests/chunkers/test_chunker_recursive_edges.py::test_token_overlap_carries_whole_pieces_only",
             "tests/chunkers/test_chunker_tokens_mutants_tiktoken.py", "tests/chunkers/test_chunker_tokens_mutants_cuts.py",
+            "tests/chunkers/test_chunker_tokens_mutants_fit.py",
         ],
     ),
     "chunker_semantic": (
