@@ -132,6 +132,7 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
             "tests/chunkers/test_chunker_contract.py",
             "tests/chunkers/test_chunker_sentence_edges.py", "tests/chunkers/test_chunker_recursive_edges.py::test_token_overlap_carries_whole_pieces_only",
             "tests/chunkers/test_chunker_tokens_mutants_tiktoken.py", "tests/chunkers/test_chunker_tokens_mutants_cuts.py",
+            "tests/chunkers/test_chunker_tokens_mutants_fit.py",
         ],
     ),
     "chunker_semantic": (
@@ -149,6 +150,7 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
             # the refusals and commit counts written against the store's survivors
             "tests/plugin_duckdb/test_duckdb_store_mutants_session.py", "tests/plugin_duckdb/test_duckdb_store_mutants_reads.py",
             "tests/plugin_duckdb/test_duckdb_store_mutants_spill.py", "tests/plugin_duckdb/test_duckdb_store_mutants_delete.py",
+            "tests/plugin_duckdb/test_duckdb_store_mutants_batch.py",
             # not: test_duckdb_crash / _hnsw_crash (SIGKILLed children), _lifecycle (child processes held for a minute),
             # _memory_limit (a store larger than its limit), _hnsw (recall over thousands of chunks; the behaviour file covers the path)
         ],
@@ -182,6 +184,7 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
             "tests/plugin_web/test_web_fetch_mutants_robots.py",
             "tests/plugin_web/test_web_fetch_mutants_requests.py",
             "tests/plugin_web/test_web_fetch_mutants_deadline.py",
+            "tests/plugin_web/test_web_fetch_mutants_body.py",
             *(f"tests/plugin_web/test_web_async.py::{t}" for t in _WEB_ASYNC_UNTIMED),
             *(f"tests/plugin_web/test_web_hardening.py::{t}" for t in _WEB_HARDENING_UNTIMED),
             *(f"tests/plugin_web/test_web_sitemap.py::{t}" for t in _WEB_SITEMAP_UNTIMED),
