@@ -171,6 +171,7 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
             "tests/plugin_pgvector/test_pgvector_lock_keys.py", "tests/plugin_pgvector/test_pgvector_open_builds_index.py",
             "tests/plugin_pgvector/test_pgvector_open_edges.py", "tests/plugin_pgvector/test_pgvector_store_mutants_survivors.py",
             "tests/plugin_pgvector/test_pgvector_store_mutants_survivors2.py",
+            "tests/plugin_pgvector/test_pgvector_store_mutants_states.py", "tests/plugin_pgvector/test_pgvector_store_mutants_explain.py",
         ],
     ),
     # the web tests that fetch, without the timed ones (an upper bound on seconds fails on a starved machine and stops

@@ -158,6 +158,7 @@ def test_a_query_of_the_wrong_dimension_names_both(store: PgVectorStore) -> None
         store.search(NS, np.ones(3, dtype=np.float32), top_k=1)
     assert (raised.value.store_dim, raised.value.embedder_dim) == (DIM, 3)
     assert f"holds vectors of dimension {DIM}, but the embedder makes dimension 3;" in str(raised.value)
+    assert str(raised.value).startswith("PostgreSQL store ")  # which store: the user may run several
     with pytest.raises(DimensionMismatchError) as raised:
         store.explain(NS, np.ones(DIM + 1, dtype=np.float32), top_k=1)
     assert (raised.value.store_dim, raised.value.embedder_dim) == (DIM, DIM + 1)
