@@ -102,8 +102,13 @@ class DuckDBStore:
             yield
         except RagloomError:
             raise
-        except duckdb.Error as exc:
+        except (duckdb.Error, OverflowError) as exc:
             raise StoreError(f"DuckDB store {self.path}: {action} failed: {exc}") from exc
+        except (ValueError, TypeError) as exc:
+            # Arrow refusing a value of a written row (a chunk index past int32, a namespace that is not text)
+            if not type(exc).__module__.startswith("pyarrow"):
+                raise
+            raise StoreError(f"DuckDB store {self.path}: {action} failed: a value does not fit its column ({exc})") from exc
 
     def _cursor(self) -> Any:
         if self._closed:
