@@ -14,7 +14,8 @@ Generate the mutants first (``mutmut run`` in the module's staging folder, or it
     cd build/mutation/<module>/mutants
     OPENBLAS_NUM_THREADS=1 nice -n 19 python ../../../../tests/mutation/forked.py ../out.json ../names.txt TEST_FILE...
 
-``FALLBACK_FIRST=a.py,b.py`` puts those files' tests first. ``OPENBLAS_NUM_THREADS=1``: BLAS threads spinning in
+``FALLBACK_FIRST=a.py,b.py`` puts those files' tests first. ``FALLBACK_COVERAGE=1`` runs each mutant only against
+the tests that call its function (recorded in the warm-up run; a mutant no test reaches is ``no tests``). ``OPENBLAS_NUM_THREADS=1``: BLAS threads spinning in
 every child cost more than the tests.
 """
 
@@ -34,6 +35,7 @@ assert ragloom.__file__.startswith(os.path.abspath("src")), ragloom.__file__
 out_path, names_path, *files = sys.argv[1:]
 limit = float(os.environ.get("FALLBACK_LIMIT", "600"))
 first = [f for f in os.environ.get("FALLBACK_FIRST", "").split(",") if f]
+coverage = os.environ.get("FALLBACK_COVERAGE") == "1"
 names = [n.strip() for n in open(names_path) if n.strip()]
 done = json.load(open(out_path)) if os.path.exists(out_path) else {}
 os.makedirs("../fallback_logs", exist_ok=True)
@@ -77,13 +79,27 @@ class Looper:
 
         session.config._tmp_path_factory.getbasetemp()  # one base folder for every child, made here
         # warm-up: every test once in this process against the original code (lazy imports and caches made once,
-        # not in every child); it must pass, as mutmut's clean run
+        # not in every child); it must pass, as mutmut's clean run. With FALLBACK_COVERAGE=1 it runs in mutmut's
+        # "stats" mode and records which mutated functions each test calls: a mutant is then run only against the
+        # tests that call its function (a test that never calls it runs the same code either way)
+        covering: dict[str, set[str]] = {}  # function -> node ids of the tests calling it
+        current = [""]
+        if coverage:
+            from mutmut.mutation import trampoline
+
+            def record(name: str, caller: str | None = None) -> None:
+                covering.setdefault(name, set()).add(current[0])
+
+            trampoline.record_trampoline_hit = record
+            os.environ["MUTANT_UNDER_TEST"] = "stats"
         for i, item in enumerate(base):
+            current[0] = item.nodeid
             item.ihook.pytest_runtest_protocol(item=item, nextitem=base[i + 1] if i + 1 < len(base) else None)
+        os.environ["MUTANT_UNDER_TEST"] = ""
         if self.failed is not None:
             print(f"clean run failed: {self.failed}", file=progress, flush=True)
             return True
-        print(f"{time.strftime('%H:%M:%S')} clean run in the parent passed ({len(base)} tests)", file=progress, flush=True)
+        print(f"{time.strftime('%H:%M:%S')} clean run in the parent passed ({len(base)} tests; {len(covering)} mutated functions called)", file=progress, flush=True)
         for name in names:
             if name in done:
                 continue
@@ -96,6 +112,12 @@ class Looper:
             function = name.rsplit("__mutmut_", 1)[0]
             front = [by_id[n] for n in killers.get(function, [])]
             items = front + [item for item in base if item.nodeid not in killers.get(function, [])]
+            if coverage:
+                items = [item for item in items if item.nodeid in covering.get(function, ())]
+                if not items:
+                    done[name] = "no tests"
+                    print(f"{time.strftime('%H:%M:%S')} {name}: no tests", file=progress, flush=True)
+                    continue
             pid = os.fork()
             if pid == 0:
                 fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
