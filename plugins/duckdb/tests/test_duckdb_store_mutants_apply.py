@@ -151,13 +151,17 @@ def test_updated_metadata_without_a_json_type_is_stored_as_its_text(path: Path) 
 
 
 def test_metadata_that_is_not_valid_unicode_is_refused_naming_the_store(path: Path) -> None:
-    """A lone surrogate in metadata cannot be stored as UTF-8 text: written or updated, the commit is a StoreError
-    naming the store and the source (not a raw UnicodeEncodeError), and the source stays as it was."""
+    """A lone surrogate in metadata (or text, or a tag) cannot be stored as UTF-8 text: written or updated, the commit
+    is a StoreError naming the store and the source (not a raw UnicodeEncodeError), and the source stays as it was."""
     with DuckDBStore(path=path) as store:
         with pytest.raises(StoreError) as written:
             _commit(store, "/b.md", 1, seed=2, metadata={"k": "a\ud800b"})
         assert str(written.value).startswith(f"DuckDB store {path}: committing /b.md failed: a value does not fit its column (")
         assert "surrogates not allowed" in str(written.value)
+        for other in ({"texts": ["a\udc00"]}, {"tags": ("t\ud800",)}):  # the same for text and tags
+            with pytest.raises(StoreError, match=r"committing /b\.md failed: a value does not fit its column \(.*surrogates not allowed"):
+                _commit(store, "/b.md", 1, seed=2, **other)
+        assert store.count(NS) == 0
         chunks = _commit(store, "/a.md", 2, seed=1, metadata={"k": "v"})
         with pytest.raises(StoreError) as updated:
             _update(store, chunks, k="a\ud800b")
