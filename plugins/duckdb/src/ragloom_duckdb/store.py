@@ -105,8 +105,9 @@ class DuckDBStore:
         except (duckdb.Error, OverflowError) as exc:
             raise StoreError(f"DuckDB store {self.path}: {action} failed: {exc}") from exc
         except (ValueError, TypeError) as exc:
-            # Arrow refusing a value of a written row (a chunk index past int32, a namespace that is not text)
-            if not type(exc).__module__.startswith("pyarrow"):
+            # Arrow refusing a value of a written row (a chunk index past int32, a namespace that is not text,
+            # text with a lone surrogate: Arrow raises Python's own UnicodeEncodeError for it)
+            if not (type(exc).__module__.startswith("pyarrow") or isinstance(exc, UnicodeEncodeError)):
                 raise
             raise StoreError(f"DuckDB store {self.path}: {action} failed: a value does not fit its column ({exc})") from exc
 
@@ -563,8 +564,8 @@ class DuckDBStore:
                         "AND chunks.generation = u.current RETURNING chunks.row_id, chunks.metadata, chunks.tags",
                         [namespace],
                     )
-                    if len(updated) != len(updates):
-                        raise StoreError(f"update_metadata: {len(updates) - len(updated)} of {len(updates)} chunks are not stored")
+                if len(updated) != len(updates):  # also without a chunks table: none of them is stored
+                    raise StoreError(f"update_metadata: {len(updates) - len(updated)} of {len(updates)} chunks are not stored")
                 stale = [(c.source, c.generation) for c in commits if not c.fresh]
                 if stale and has_chunks:
                     source, generation = zip(*stale, strict=True)
