@@ -711,7 +711,13 @@ class PgVectorSession:
                 self._rollback()
             raise
         except psycopg.Error as exc:
-            lost = self._conn is None or self._conn.closed or isinstance(exc, psycopg.OperationalError)
+            # an OperationalError is also a lock or statement timeout, a deadlock: the server's refusals, not a lost connection
+            state = exc.sqlstate
+            lost = (
+                self._conn is None
+                or self._conn.closed
+                or (isinstance(exc, psycopg.OperationalError) and (state is None or state[:2] == "08" or state in _LOST_CONNECTION_STATES))
+            )
             self._broken = (
                 "an earlier database error ended this session's transaction "
                 f"({_pg_message(exc)}); the sources committed since the last flush keep their old generation"
