@@ -700,10 +700,24 @@ class PgVectorSession:
             raise StoreError(f"{self.store._where}: cannot {action}: {self._broken}")
         try:
             yield
-        except RagloomError:
+        except RagloomError as exc:
+            if self._conn is not None and self._conn.info.transaction_status == psycopg.pq.TransactionStatus.INERROR:
+                # refused here after the transaction had failed (data a COPY could not take cancels the COPY,
+                # and the server aborts the transaction with it): the session is over, as after a database error
+                self._broken = (
+                    f"an earlier call failed ({exc}) and ended this session's transaction; "
+                    "the sources committed since the last flush keep their old generation"
+                )
+                self._rollback()
             raise
         except psycopg.Error as exc:
-            lost = self._conn is None or self._conn.closed or isinstance(exc, psycopg.OperationalError)
+            # an OperationalError is also a lock or statement timeout, a deadlock: the server's refusals, not a lost connection
+            state = exc.sqlstate
+            lost = (
+                self._conn is None
+                or self._conn.closed
+                or (isinstance(exc, psycopg.OperationalError) and (state is None or state[:2] == "08" or state in _LOST_CONNECTION_STATES))
+            )
             self._broken = (
                 "an earlier database error ended this session's transaction "
                 f"({_pg_message(exc)}); the sources committed since the last flush keep their old generation"
