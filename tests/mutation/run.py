@@ -177,6 +177,7 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
             "tests/plugin_pgvector/test_pgvector_store_mutants_states.py", "tests/plugin_pgvector/test_pgvector_store_mutants_explain.py",
             "tests/plugin_pgvector/test_pgvector_store_mutants_sessions.py",
             "tests/plugin_pgvector/test_pgvector_store_mutants_rows.py",
+            "tests/plugin_pgvector/test_pgvector_store_mutants_commits.py",
         ],
     ),
     # the web tests that fetch, without the timed ones (an upper bound on seconds fails on a starved machine and stops
