@@ -92,3 +92,24 @@ def test_a_failed_vacuum_is_logged_with_the_store_and_the_server_message(
             f'(relation "{pg_schema}.postings" does not exist); autovacuum will do it'
         ], warnings
         assert store.count(NS) == 3
+
+
+def test_a_vacuumed_connection_goes_back_to_the_pool_as_it_came(pg: Any, pg_schema: str, caplog: pytest.LogCaptureFixture) -> None:
+    """The pool hands out autocommit connections (the session sends BEGIN and COMMIT itself). After the VACUUM the
+    connection goes back in that mode: the next session on it (the pool's only connection) reads a source's state
+    outside any transaction, so its own VACUUM can switch to autocommit and runs, without a warning."""
+    config = PgVectorStoreConfig(schema=pg_schema, index="exact", keyword=False, vacuum_after_rows=1, pool_min=1, pool_max=1)
+    with caplog.at_level(logging.WARNING), PgVectorStore(config, dsn=pg.dsn) as store:
+        with store.session(NS) as session:
+            stage = session.stage("/a.md")
+            stage.write(make_chunks("/a.md", 3), _vectors(3))
+            stage.commit()
+        with store.session(NS) as session:
+            stage = session.stage("/b.md")
+            stage.write(make_chunks("/b.md", 2), _vectors(2, seed=1))
+            stage.commit()
+            session.flush()
+            session.stage("/c.md")  # reads /c.md's state, then the session closes without writing it
+        assert store.count(NS) == 5
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
+    assert _manual_vacuums(pg, pg_schema)["chunks"] >= 2

@@ -850,6 +850,7 @@ class PgVectorSession:
         import psycopg
 
         conn = self._conn
+        autocommit = conn.autocommit  # the pool's connections are autocommit ones: give it back as it came
         try:
             conn.autocommit = True
             for table in ("chunks", "postings") if self.store.config.keyword else ("chunks",):
@@ -858,7 +859,7 @@ class PgVectorSession:
             _log.warning("%s: VACUUM after a bulk write failed (%s); autovacuum will do it", self.store._where, _pg_message(exc))
         finally:
             try:
-                conn.autocommit = False
+                conn.autocommit = autocommit
             except psycopg.Error:
                 pass
 
