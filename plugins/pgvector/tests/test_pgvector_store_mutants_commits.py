@@ -4,6 +4,8 @@ after a bulk write without keyword search and when it fails (mutation tests of p
 from __future__ import annotations
 
 import logging
+import threading
+import time
 from typing import Any
 
 import numpy as np
@@ -113,3 +115,38 @@ def test_a_vacuumed_connection_goes_back_to_the_pool_as_it_came(pg: Any, pg_sche
         assert store.count(NS) == 5
     assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
     assert _manual_vacuums(pg, pg_schema)["chunks"] >= 2
+
+
+def test_a_write_waits_for_the_session_holding_its_source(pg: Any, pg_schema: str) -> None:
+    """A second session writing a source that an uncommitted session holds waits on the source's advisory lock
+    (the blocking pg_advisory_xact_lock after the try-lock failed), then writes once the first one commits."""
+    config = PgVectorStoreConfig(schema=pg_schema, index="exact", vacuum_after_rows=0)
+    with PgVectorStore(config, dsn=pg.dsn) as store:
+        holder = store.session(NS)
+        first = holder.stage("/a.md")
+        first.write(make_chunks("/a.md", 2), _vectors(2))
+        errors: list[BaseException] = []
+        stages: list[Any] = []
+
+        def second_writer() -> None:
+            try:
+                with store.session(NS) as session:
+                    stage = session.stage("/a.md")
+                    stages.append(stage)
+                    stage.write(make_chunks("/a.md", 3, metadata={"n": 2}), _vectors(3, seed=1))
+                    stage.commit()
+            except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
+                errors.append(exc)
+
+        thread = threading.Thread(target=second_writer)
+        thread.start()
+        waiting: list[Any] = []
+        while thread.is_alive() and not waiting:  # until the second session waits on the lock (or has failed)
+            waiting = pg.execute("SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND NOT granted")
+            time.sleep(0.02)
+        first.commit()
+        holder.close()
+        thread.join()
+        assert errors == [] and waiting, (errors, waiting)
+        assert store.source_state(NS, "/a.md").generation == stages[0].generation > first.generation
+        assert [c.metadata["n"] for batch in store.iter_chunks(NS) for c in batch] == [2, 2, 2]
