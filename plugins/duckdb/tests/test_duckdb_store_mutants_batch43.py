@@ -138,3 +138,26 @@ def test_the_configured_bm25_parameters_score_keyword_search(path: Path) -> None
     assert not np.allclose([s for _, s in want], [s for _, s in default.search("lamp", top_k=3)], rtol=1e-3)  # they matter
     assert [r.chunk_id for r in hits] == [k for k, _ in want]
     assert np.allclose([r.score for r in hits], [s for _, s in want], rtol=1e-6)
+
+
+def test_a_term_only_deleted_chunks_held_counts_in_the_ceiling_as_an_absent_one(path: Path) -> None:
+    """The keyword index kept in step with a delete gives the ceiling a fresh build gives (the same visible chunks):
+    a term no visible chunk contains counts as much as the rarest term, whether or not a deleted chunk held it."""
+    with DuckDBStore(path=path) as store:
+        _commit(store, "/a.md", 1, seed=1, texts=["alpha beta"])
+        _commit(store, "/b.md", 1, seed=2, texts=["gamma delta gamma"])
+        assert store.keyword_ceiling(NS, "alpha") < store.keyword_ceiling(NS, "zebra")  # built while alpha is visible
+        assert store.delete(NS, parse_filter({"source": "/a.md"})) == 1
+        kept_in_step = store.keyword_ceiling(NS, "alpha"), store.keyword_ceiling(NS, "zebra")
+    with DuckDBStore(path=path) as store:
+        rebuilt = store.keyword_ceiling(NS, "alpha"), store.keyword_ceiling(NS, "zebra")
+    assert kept_in_step == rebuilt
+    assert kept_in_step[0] == kept_in_step[1] > 0
+
+    index = BM25Index()
+    index.add(["a", "b"], ["alpha beta", "gamma delta gamma"])
+    assert 0 < index.ceiling("alpha") < index.ceiling("zebra")
+    index.remove(["a"])
+    assert index.ceiling("alpha") == index.ceiling("zebra") == index.ceiling("gamma") > index.ceiling("delta") > 0
+    index.remove(["b"])
+    assert index.ceiling("alpha") == index.ceiling("gamma") == 0.0  # nothing left to match
