@@ -240,9 +240,10 @@ class BM25Index:
             self._build()
         if len(self._term_max) == 0:
             return 0.0
-        vocab = self._vocab
-        rarest = float(self._term_max.max())
-        return float(sum(self._term_max[vocab[t]] if t in vocab else rarest for t in tokens))
+        vocab, best = self._vocab, self._term_max
+        rarest = float(best.max())
+        # a term that only removed documents held stays in the vocabulary with a best of 0: absent, like one never seen
+        return float(sum(best[vocab[t]] if t in vocab and best[vocab[t]] > 0 else rarest for t in tokens))
 
     def score_all(self, query: str) -> dict[Hashable, float]:
         """Every matching key with its BM25 score (for tests and debugging)."""
