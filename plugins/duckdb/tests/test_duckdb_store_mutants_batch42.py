@@ -71,16 +71,6 @@ def test_a_query_shaped_as_one_row_is_the_same_query(path: Path) -> None:
         assert _answers(store.search(NS, query, top_k=3)) == _answers(flat)  # shape (1, DIM) flattened, not refused
 
 
-def test_a_float64_query_is_taken_in_float32_like_the_stored_vectors(path: Path) -> None:
-    with DuckDBStore(path=path) as store:
-        _commit(store, "/a.md", 20, seed=1)
-        query = np.random.default_rng(7).standard_normal(DIM)  # float64, not exactly representable in float32
-        wide = store.search(NS, query, top_k=20)
-        narrow = store.search(NS, query.astype(np.float32), top_k=20)
-        assert len(wide) == 20
-        assert _answers(wide) == _answers(narrow)  # the same scores to the last bit
-
-
 def test_an_empty_stores_vectors_are_float32(path: Path) -> None:
     with DuckDBStore(path=path) as store:
         vectors = store.get_vectors(NS, [])
