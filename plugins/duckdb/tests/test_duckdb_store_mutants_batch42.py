@@ -128,3 +128,16 @@ def test_hnsw_gives_up_after_six_searches(path: Path, searches: list[tuple[int, 
         results = store.search(NS, query, top_k=1)
     assert [r.source for r in results] == ["/a.md"]  # answered by the exact search
     assert [limit for limit, _ in searches] == [1, 4, 16, 64, 256, 1024]
+
+
+def test_hnsw_stops_widening_once_its_limit_reaches_the_index_size(path: Path, searches: list[tuple[int, Any]]) -> None:
+    config = DuckDBStoreConfig(index="hnsw", hnsw_min_chunks=1, threads=1)
+    with DuckDBStore(config, path=path) as store:
+        query = np.zeros(DIM, dtype=np.float32)
+        query[0] = 1.0
+        _write(store, "/b.md", np.tile(query, (1020, 1)), namespace="b")  # 1020 equal vectors: a graph walk reaches few
+        _write(store, "/a.md", -query + 0.1 * np.random.default_rng(2).standard_normal((4, DIM)).astype(np.float32))
+        results = store.search(NS, query, top_k=4)
+    assert sorted(r.source for r in results) == ["/a.md"] * 4  # answered by the exact search
+    # the search asking for all 1024 indexed rows misses the namespace's: no wider search follows it
+    assert [limit for limit, _ in searches] == [4, 16, 64, 256, 1024]
