@@ -151,8 +151,10 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
             "tests/plugin_duckdb/test_duckdb_store_mutants_session.py", "tests/plugin_duckdb/test_duckdb_store_mutants_reads.py",
             "tests/plugin_duckdb/test_duckdb_store_mutants_spill.py", "tests/plugin_duckdb/test_duckdb_store_mutants_delete.py",
             "tests/plugin_duckdb/test_duckdb_store_mutants_batch.py", "tests/plugin_duckdb/test_duckdb_store_mutants_open.py",
-            "tests/plugin_duckdb/test_duckdb_store_mutants_apply.py", "tests/plugin_duckdb/test_duckdb_store_mutants_batch43.py",
+            "tests/plugin_duckdb/test_duckdb_store_mutants_apply.py",
+            "tests/plugin_duckdb/test_duckdb_store_mutants_batch43.py",
             "tests/plugin_duckdb/test_duckdb_store_mutants_batch41.py",
+            "tests/plugin_duckdb/test_duckdb_store_mutants_batch42.py",
             # the memory_limit reaching DuckDB (not the file's other test: a store larger than its limit)
             "tests/plugin_duckdb/test_duckdb_memory_limit.py::test_the_limit_reaches_duckdb_and_spills_beside_the_file",
             # not: test_duckdb_crash / _hnsw_crash (SIGKILLed children), _lifecycle (child processes held for a minute),
