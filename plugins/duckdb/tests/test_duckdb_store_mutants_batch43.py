@@ -154,10 +154,4 @@ def test_a_term_only_deleted_chunks_held_counts_in_the_ceiling_as_an_absent_one(
     assert kept_in_step == rebuilt
     assert kept_in_step[0] == kept_in_step[1] > 0
 
-    index = BM25Index()
-    index.add(["a", "b"], ["alpha beta", "gamma delta gamma"])
-    assert 0 < index.ceiling("alpha") < index.ceiling("zebra")
-    index.remove(["a"])
-    assert index.ceiling("alpha") == index.ceiling("zebra") == index.ceiling("gamma") > index.ceiling("delta") > 0
-    index.remove(["b"])
-    assert index.ceiling("alpha") == index.ceiling("gamma") == 0.0  # nothing left to match
+    # the index on its own: tests/retrieval/test_keyword_mutants_ceiling.py
