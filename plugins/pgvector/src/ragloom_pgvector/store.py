@@ -89,6 +89,17 @@ def source_lock_key(namespace: str, source: str) -> int:
 _LOST_CONNECTION_STATES = ("57P01", "57P02", "57P03")  # admin shutdown, crash shutdown, cannot connect now
 
 
+def _connection_lost(exc: BaseException | None) -> bool:
+    """Whether ``exc`` says the connection is gone (an OperationalError is also a lock or statement timeout or a
+    deadlock: the server's refusals, which leave the connection usable)."""
+    import psycopg
+
+    if not isinstance(exc, psycopg.OperationalError):
+        return False
+    state = exc.sqlstate
+    return state is None or state.startswith("08") or state in _LOST_CONNECTION_STATES
+
+
 def _reconnecting(method: Callable[..., Any]) -> Callable[..., Any]:
     """Run a read once more on a fresh connection when its pooled connection had been cut.
 
@@ -100,16 +111,10 @@ def _reconnecting(method: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(method)
     def wrapper(self: PgVectorStore, *args: Any, **kwargs: Any) -> Any:
-        import psycopg
-
         try:
             return method(self, *args, **kwargs)
         except StoreError as exc:
-            cause = exc.__cause__
-            if self._closed or not isinstance(cause, psycopg.OperationalError):
-                raise
-            state = cause.sqlstate
-            if state is not None and not state.startswith("08") and state not in _LOST_CONNECTION_STATES:
+            if self._closed or not _connection_lost(exc.__cause__):
                 raise
             self._pool.check()
             return method(self, *args, **kwargs)
@@ -711,13 +716,7 @@ class PgVectorSession:
                 self._rollback()
             raise
         except psycopg.Error as exc:
-            # an OperationalError is also a lock or statement timeout, a deadlock: the server's refusals, not a lost connection
-            state = exc.sqlstate
-            lost = (
-                self._conn is None
-                or self._conn.closed
-                or (isinstance(exc, psycopg.OperationalError) and (state is None or state[:2] == "08" or state in _LOST_CONNECTION_STATES))
-            )
+            lost = self._conn is None or self._conn.closed or _connection_lost(exc)
             self._broken = (
                 "an earlier database error ended this session's transaction "
                 f"({_pg_message(exc)}); the sources committed since the last flush keep their old generation"
