@@ -178,6 +178,7 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
             "tests/plugin_pgvector/test_pgvector_open_edges.py", "tests/plugin_pgvector/test_pgvector_store_mutants_survivors.py",
             "tests/plugin_pgvector/test_pgvector_store_mutants_survivors2.py",
             "tests/plugin_pgvector/test_pgvector_store_mutants_states.py", "tests/plugin_pgvector/test_pgvector_store_mutants_explain.py",
+            "tests/plugin_pgvector/test_pgvector_connection_lost.py",
             "tests/plugin_pgvector/test_pgvector_store_mutants_sessions.py",
             "tests/plugin_pgvector/test_pgvector_store_mutants_rows.py",
             "tests/plugin_pgvector/test_pgvector_store_mutants_commits.py",
