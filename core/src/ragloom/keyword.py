@@ -31,10 +31,17 @@ class BM25Config:
 
 
 class BM25Index:
-    """BM25 over documents identified by hashable keys; not thread-safe (callers lock)."""
+    """BM25 over documents identified by hashable keys; not thread-safe (callers lock).
 
-    def __init__(self, config: BM25Config | None = None, *, analyzer: Analyzer | None = None):
+    Equal scores come back in insertion order, or with ``ties_by_key`` in key
+    order (keys that compare, such as a database's row ids): then a ranking does
+    not depend on the order the documents were added in, and an index kept in
+    step with a store ranks like one rebuilt from it.
+    """
+
+    def __init__(self, config: BM25Config | None = None, *, analyzer: Analyzer | None = None, ties_by_key: bool = False):
         self.config = config or BM25Config()
+        self.ties_by_key = ties_by_key
         self.analyzer = analyzer or Analyzer(self.config.analyzer)
         self._vocab: dict[str, int] = {}
         self._slot_of: dict[Hashable, int] = {}
@@ -269,7 +276,7 @@ class BM25Index:
         return np.bincount(slots, weights=weights, minlength=len(self._keys))
 
     def search(self, query: str, *, top_k: int, keys: Iterable[Hashable] | None = None) -> list[tuple[Hashable, float]]:
-        """The ``top_k`` best ``(key, score)`` pairs, best first (ties: insertion order).
+        """The ``top_k`` best ``(key, score)`` pairs, best first (equal scores in tie order: see the class).
 
         ``keys`` restricts the search to those documents (a metadata filter's matches).
         """
@@ -303,8 +310,29 @@ class BM25Index:
             return [], np.zeros(0), top
         values = scores[candidates]
         if top_k < len(candidates):
-            best = np.argpartition(-values, top_k - 1)[:top_k]
-            candidates, values = candidates[best], values[best]
-        order = np.lexsort((candidates, -values))
+            candidates = self._best(candidates, values, top_k)
+            values = scores[candidates]
+        order = np.lexsort((self._tie_ranks(candidates, values), -values))
         slots = self._keys
         return [slots[s] for s in candidates[order].tolist()], values[order], top  # type: ignore[misc]
+
+    def _best(self, candidates: np.ndarray, values: np.ndarray, top_k: int) -> np.ndarray:
+        """The ``top_k`` best candidates; among equal scores at the cut, the first in tie order."""
+        kth = np.partition(values, len(values) - top_k)[len(values) - top_k]
+        above, tied = candidates[values > kth], candidates[values == kth]
+        wanted = top_k - len(above)
+        if wanted < len(tied):
+            tied = tied[np.argsort(self._tie_ranks(tied), kind="stable")[:wanted]]
+        return np.concatenate([above, tied])
+
+    def _tie_ranks(self, slots: np.ndarray, values: np.ndarray | None = None) -> np.ndarray:
+        """Each slot's place in tie order: the slot itself (insertion order), or with ``ties_by_key`` its key's rank
+        among ``slots``' keys (computed only when two of ``values`` are equal)."""
+        if not self.ties_by_key or (values is not None and len(np.unique(values)) == len(values)):
+            return slots
+        keys = self._keys
+        listed = slots.tolist()
+        by_key = sorted(range(len(listed)), key=lambda i: keys[listed[i]])  # type: ignore[arg-type, return-value]
+        ranks = np.empty(len(listed), dtype=np.int64)
+        ranks[by_key] = np.arange(len(listed))
+        return ranks

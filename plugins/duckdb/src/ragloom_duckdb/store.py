@@ -158,7 +158,7 @@ class DuckDBStore:
         index = db.keyword.get(namespace)
         if index is None:
             mirror = self._mirror(cursor)
-            index = BM25Index(self.config.bm25)
+            index = BM25Index(self.config.bm25, ties_by_key=True)
             positions = np.flatnonzero(mirror.allowed(namespace)).tolist()
             if positions:
                 index.add(mirror.row_ids[positions].tolist(), [mirror.payloads[p][2] for p in positions])  # type: ignore[index]
