@@ -92,7 +92,8 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
     "keyword": (
         ["ragloom/keyword.py", "ragloom/analysis.py"],
         ["tests/retrieval/test_keyword.py", "tests/retrieval/test_keyword_edges.py", "tests/retrieval/test_analysis.py", "tests/stores/test_keyword_index.py",
-         "tests/retrieval/test_keyword_mutants.py", "tests/retrieval/test_keyword_mutants_ceiling.py"],
+         "tests/retrieval/test_keyword_mutants.py", "tests/retrieval/test_keyword_mutants_ceiling.py",
+         "tests/retrieval/test_keyword_ties.py"],
     ),
     # the sentence splitter on its own (a part of "chunkers" small enough for a busy machine)
     "chunker_sentences": (["ragloom/chunkers/sentences.py", "ragloom/chunkers/sentence.py"], ["tests/chunkers/test_chunker_sentence.py", "tests/chunkers/test_chunker_tokens.py", "tests/chunkers/test_chunker_sentence_edges.py"]),
@@ -155,6 +156,7 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
             "tests/plugin_duckdb/test_duckdb_store_mutants_batch43.py",
             "tests/plugin_duckdb/test_duckdb_store_mutants_batch41.py",
             "tests/plugin_duckdb/test_duckdb_store_mutants_batch42.py",
+            "tests/plugin_duckdb/test_duckdb_keyword_ties.py",
             # the memory_limit reaching DuckDB (not the file's other test: a store larger than its limit)
             "tests/plugin_duckdb/test_duckdb_memory_limit.py::test_the_limit_reaches_duckdb_and_spills_beside_the_file",
             # not: test_duckdb_crash / _hnsw_crash (SIGKILLed children), _lifecycle (child processes held for a minute),
