@@ -129,6 +129,18 @@ def test_newer_schema_is_refused(tmp_path: Path) -> None:
     con.close()
 
 
+@pytest.mark.parametrize("damaged", ["abc", "0", "-4", ""])
+def test_a_damaged_dimension_is_refused_naming_the_file(tmp_path: Path, damaged: str) -> None:
+    path = tmp_path / "s.duckdb"
+    with DuckDBStore(path=path) as store:
+        _commit(store, "/a.md", 1, 1)
+    con = duckdb.connect(str(path))
+    con.execute("UPDATE ragloom_meta SET value = ? WHERE key = 'dimension'", [damaged])
+    con.close()
+    with pytest.raises(StoreError, match=rf"s\.duckdb: unreadable vector dimension '{damaged}' in ragloom_meta"):
+        DuckDBStore(path=path)
+
+
 def test_foreign_files_are_refused(tmp_path: Path) -> None:
     other = tmp_path / "other.duckdb"
     con = duckdb.connect(str(other))

@@ -120,8 +120,20 @@ def open_schema(cursor: Any, path: str, *, read_only: bool) -> tuple[int | None,
                 f"{path} has schema version {version}; open it once without read_only to upgrade it to {SCHEMA_VERSION}"
             )
         _upgrade(cursor, version, has_chunks="chunks" in tables)
-    dim = int(meta["dimension"]) if "dimension" in meta else None
-    return dim, "chunks" in tables
+    return _dimension(meta, path), "chunks" in tables
+
+
+def _dimension(meta: dict[str, str], path: str) -> int | None:
+    """The vector dimension recorded in ``ragloom_meta`` (None before the first write); a damaged entry is refused."""
+    if "dimension" not in meta:
+        return None
+    try:
+        dim = int(meta["dimension"])
+    except ValueError:
+        dim = 0
+    if dim < 1:
+        raise StoreError(f"{path}: unreadable vector dimension {meta['dimension']!r} in ragloom_meta (the file is damaged)")
+    return dim
 
 
 def _upgrade(cursor: Any, version: int, *, has_chunks: bool) -> None:
