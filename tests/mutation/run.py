@@ -190,6 +190,7 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
             "tests/plugin_qdrant/test_qdrant_store.py", "tests/plugin_qdrant/test_qdrant_contract.py", "tests/plugin_qdrant/test_qdrant_kill.py",
             # written against this module's survivors
             "tests/plugin_qdrant/test_qdrant_filters_mutants_fields.py",
+            "tests/plugin_qdrant/test_qdrant_store_mutants_open.py",
         ],
     ),
     # the web tests that fetch, without the timed ones (an upper bound on seconds fails on a starved machine and stops
