@@ -106,8 +106,12 @@ class ServerLike(QdrantLocal):
     """Local mode under another name: the store takes it for a server; it records the payload indexes asked for."""
 
     requests: list[tuple[str, str, Any]]
+    failing: str | None = None
 
     def create_payload_index(self, collection_name: str, field_name: str, field_schema: Any = None, field_type: Any = None, **kwargs: Any) -> Any:
+        if field_name == self.failing:
+            raise RuntimeError("the server refused the index")
+        assert kwargs.get("wait") is True  # the store goes on only once the index exists
         self.requests.append((collection_name, field_name, field_schema))
         return super().create_payload_index(collection_name, field_name, field_schema, field_type, **kwargs)
 
@@ -130,11 +134,15 @@ def test_payload_indexes_asked_of_a_server() -> None:
             ("kb", "e", kind.KEYWORD),
         ]
         del requests[:]
-        spec = {"lang": "en", "year": {"$gt": 2000}, "source": "/a.md", "x": {"$exists": True}}
-        assert len(store.search(NS, np.ones(8, dtype=np.float32), top_k=5, filter=parse_filter({k: spec[k] for k in ("lang", "year", "source")}))) == 2
+        # "e" (an $exists) sorts before the k_ / n_ fields and is indexed already: the others still are
+        spec = {"lang": "en", "year": {"$gt": 2000}, "source": "/a.md", "year2": {"$exists": False}}
+        assert len(store.search(NS, np.ones(8, dtype=np.float32), top_k=5, filter=parse_filter(spec))) == 2
         store.search(NS, np.ones(8, dtype=np.float32), top_k=5, filter=parse_filter(spec))
         # the metadata fields a filter reads, each once, numbers as floats; reserved and already indexed fields not again
         assert sorted(requests) == sorted([("kb", f"k_{key_hash('lang')}", kind.KEYWORD), ("kb", f"n_{key_hash('year')}", kind.FLOAT)])
+        client._client.failing = f"k_{key_hash('colour')}"  # type: ignore[attr-defined]
+        with pytest.raises(StoreError, match=rf"^qdrant store: creating the payload index k_{key_hash('colour')} failed: RuntimeError: the server refused the index$"):
+            store.search(NS, np.ones(8, dtype=np.float32), top_k=5, filter=parse_filter({"colour": "red"}))
     finally:
         store.close()
 
