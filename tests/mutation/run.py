@@ -193,6 +193,7 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
             "tests/plugin_qdrant/test_qdrant_store_mutants_open.py",
             "tests/plugin_qdrant/test_qdrant_store_mutants_migrate.py",
             "tests/plugin_qdrant/test_qdrant_store_mutants_calls.py",
+            "tests/plugin_qdrant/test_qdrant_store_mutants_messages.py",
         ],
     ),
     # the web tests that fetch, without the timed ones (an upper bound on seconds fails on a starved machine and stops
