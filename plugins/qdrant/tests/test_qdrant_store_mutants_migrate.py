@@ -130,6 +130,12 @@ def test_a_first_layout_commit_interrupted_after_its_commit_point_is_finished_wi
         assert store.source_counts(NS) == {"/a.md": 3, "/b.md": 1, "/c.md": 1, "/d.md": 1, "/e.md": 1, "/m.md": 0} or store.source_counts(NS) == {
             "/a.md": 3, "/b.md": 1, "/c.md": 1, "/d.md": 1, "/e.md": 1,
         }
+        # the migrated manifests hold today's layout, the interrupted commit finished
+        for source in ("/a.md", "/b.md"):
+            (point,) = store.client.retrieve(store.manifest, ids=[manifest_id(NS, source)], with_payload=True)
+            manifest = point.payload or {}
+            assert set(manifest) == {"ns", "source", "committed", "next", "pending", "keep", "staged", "docs", "drop"}
+            assert (manifest["pending"], manifest["keep"], manifest["staged"], manifest["drop"]) == (False, [], [], [])
         # the replaced and the leftover points are gone from the collection, not only hidden
         assert store.client.count(store.collection, exact=True).count == len(expected) + len(memory)
         # a re-ingest after the migration replaces both documents
