@@ -3,6 +3,7 @@ layout, written against the qdrant_store mutation survivors."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -171,3 +172,37 @@ def test_the_manifest_layout_while_staged_and_once_committed(shared: bool) -> No
         assert committed["docs"] == {document: {"g": 2, "c": "v2", "m": "m2", "ids": [chunks[0].id], "n": 1}}
     finally:
         store.close()
+
+
+def test_a_recovery_on_opening_rewrites_each_manifest_in_place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """/a.md's re-ingest dies after its commit point (pending), /b.md's stage is never committed nor aborted."""
+    path = tmp_path / "qdrant"
+    store = QdrantStore(path=path)
+    _write(store, "/a.md", make_chunks("/a.md", 2, texts=["a 0", "a 1"]))
+    _write(store, "/b.md", make_chunks("/b.md", 1, texts=["b"]))
+    stage = store.session(NS).stage("/b.md")
+    stage.write(make_chunks("/b.md", 1, texts=["b staged"], content_hash="v2"), np.ones((1, 8), dtype=np.float32))
+    original = store.client.delete
+
+    def dying(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("killed while dropping the old generation")
+
+    monkeypatch.setattr(store.client, "delete", dying)
+    session = store.session(NS)
+    new = session.stage("/a.md")
+    new.write(make_chunks("/a.md", 1, texts=["a new"], content_hash="v2"), np.ones((1, 8), dtype=np.float32))
+    new.commit()
+    with pytest.raises(StoreError):
+        session.flush()
+    monkeypatch.setattr(store.client, "delete", original)
+    store.close()
+    reopened = QdrantStore(path=path)
+    try:
+        assert _texts(reopened) == ["a new", "b"]
+        assert reopened.client.count(reopened.manifest, exact=True).count == 2
+        for source, generation in (("/a.md", 2), ("/b.md", 1)):
+            manifest = _manifest(reopened, source)
+            assert set(manifest) == MANIFEST_KEYS
+            assert (manifest["committed"], manifest["pending"], manifest["staged"], manifest["drop"]) == (generation, False, [], [])
+    finally:
+        reopened.close()
