@@ -186,6 +186,20 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
             "tests/plugin_pgvector/test_pgvector_store_mutants_commits.py",
         ],
     ),
+    "qdrant_store": (
+        ["ragloom_qdrant/store.py", "ragloom_qdrant/filters.py"],
+        [
+            "tests/plugin_qdrant/test_qdrant_store.py", "tests/plugin_qdrant/test_qdrant_contract.py", "tests/plugin_qdrant/test_qdrant_kill.py",
+            # written against this module's survivors
+            "tests/plugin_qdrant/test_qdrant_filters_mutants_fields.py",
+            "tests/plugin_qdrant/test_qdrant_store_mutants_open.py",
+            "tests/plugin_qdrant/test_qdrant_store_mutants_migrate.py",
+            "tests/plugin_qdrant/test_qdrant_store_mutants_calls.py",
+            "tests/plugin_qdrant/test_qdrant_store_mutants_messages.py",
+            "tests/plugin_qdrant/test_qdrant_store_mutants_wait.py", "tests/plugin_qdrant/test_qdrant_store_mutants_shared.py",
+            "tests/plugin_qdrant/test_qdrant_store_mutants_search.py",
+        ],
+    ),
     # the web tests that fetch, without the timed ones (an upper bound on seconds fails on a starved machine and stops
     # mutmut's stats and clean runs: the total_timeout drips; the crawl delay measured at the server) and without the
     # unit tests of other modules (addresses, robots rules)

@@ -305,7 +305,8 @@ class QdrantStore:
         """Finish the commits a crash interrupted (``pending``); in exclusive mode also drop generations staged and never committed."""
         if not self.exclusive:
             for manifest in list(self._all_manifests(models.Filter(must=[_eq("pending", True)]))):
-                self._flip(manifest["ns"], manifest["source"], manifest, None)
+                if "docs" in manifest:  # a first-layout manifest's interrupted flip is finished by its migration (below)
+                    self._flip(manifest["ns"], manifest["source"], manifest, None)
             for manifest in list(self._all_manifests(models.Filter(must=[models.IsEmptyCondition(is_empty=models.PayloadField(key="docs"))]))):
                 self._migrate(manifest)
             return
@@ -348,6 +349,9 @@ class QdrantStore:
         if self._dim is not None:
             mine = [_eq("ns", namespace), _eq("source", source)]
             self._call("migrating a manifest", self.client.delete, self.collection, points_selector=models.Filter(must=[*mine, _eq("live", False)]), wait=True)
+            # the first layout wrote no source_type; shared reads keep only points of source_type "document"
+            untyped = models.Filter(must=[*mine, models.IsEmptyCondition(is_empty=models.PayloadField(key="source_type"))])
+            self._call("migrating a manifest", self.client.set_payload, self.collection, payload={"source_type": DOCUMENT_SOURCE_TYPE}, points=untyped, wait=True)
             for point in self._scroll(models.Filter(must=[*mine, _eq("live", True)]), ["chunk_id", "document_id", "content_hash", "metadata_hash", "source_type", "gen"]):
                 p = point.payload or {}
                 entry = docs.setdefault(p["document_id"], {"g": int(p["gen"]), "c": "", "m": "", "ids": [], "n": 0})
