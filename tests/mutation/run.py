@@ -197,7 +197,7 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
             "tests/plugin_qdrant/test_qdrant_store_mutants_calls.py",
             "tests/plugin_qdrant/test_qdrant_store_mutants_messages.py",
             "tests/plugin_qdrant/test_qdrant_store_mutants_wait.py", "tests/plugin_qdrant/test_qdrant_store_mutants_shared.py",
-            "tests/plugin_qdrant/test_qdrant_store_mutants_search.py",
+            "tests/plugin_qdrant/test_qdrant_store_mutants_search.py", "tests/plugin_qdrant/test_qdrant_store_mutants_offsets.py",
         ],
     ),
     # the web tests that fetch, without the timed ones (an upper bound on seconds fails on a starved machine and stops
