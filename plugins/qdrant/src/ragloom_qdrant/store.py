@@ -305,7 +305,8 @@ class QdrantStore:
         """Finish the commits a crash interrupted (``pending``); in exclusive mode also drop generations staged and never committed."""
         if not self.exclusive:
             for manifest in list(self._all_manifests(models.Filter(must=[_eq("pending", True)]))):
-                self._flip(manifest["ns"], manifest["source"], manifest, None)
+                if "docs" in manifest:  # an earlier layout's pending flip is finished by its migration (below)
+                    self._flip(manifest["ns"], manifest["source"], manifest, None)
             for manifest in list(self._all_manifests(models.Filter(must=[models.IsEmptyCondition(is_empty=models.PayloadField(key="docs"))]))):
                 self._migrate(manifest)
             return
