@@ -164,3 +164,24 @@ def test_a_shared_store_opening_a_folder_finishes_its_pending_commit_and_waits(t
         assert writes and {wait for _, _, wait in writes} == {True}
     finally:
         reopened.close()
+
+
+def test_a_shared_store_opened_while_another_writes_leaves_its_stages_alone() -> None:
+    client = QdrantClient(location=":memory:")
+    writer = QdrantStore(client=client)
+    _commit(writer, "/old.md", 2)
+    session = writer.session(NS)
+    new = session.stage("/new.md")  # a new source: its manifest has an empty document list so far
+    new.write(make_chunks("/new.md", 3, texts=[f"new {i}" for i in range(3)]), np.ones((3, 8), dtype=np.float32))
+    again = session.stage("/old.md")
+    again.write(make_chunks("/old.md", 2, texts=["old v2 0", "old v2 1"], content_hash="v2"), np.ones((2, 8), dtype=np.float32))
+    reader = QdrantStore(client=client)  # another process opens the collection meanwhile: nothing of it is to migrate
+    assert client.count(writer.collection, exact=True).count == 7
+    new.commit()
+    again.commit()
+    session.close()
+    try:
+        assert _texts(reader) == ["new 0", "new 1", "new 2", "old v2 0", "old v2 1"]
+        assert client.count(writer.collection, exact=True).count == 5
+    finally:
+        writer.close()
