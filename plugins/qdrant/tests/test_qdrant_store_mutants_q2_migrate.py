@@ -24,6 +24,8 @@ from ragloom_qdrant import QdrantStore
 from ragloom_qdrant.store import manifest_id
 
 NS = "t"
+#: the keys of a manifest today's layout writes ("others" only when a row of another source type was seen)
+KEYS = {"ns", "source", "committed", "next", "pending", "keep", "staged", "docs", "drop"}
 
 
 class Crash(Exception):
@@ -111,9 +113,10 @@ def test_a_settled_manifest_of_an_earlier_layout_is_rebuilt_from_its_live_points
             remembered.document_id: {"g": 1, "c": "", "m": "", "ids": [remembered.id], "n": 0},
         }
         assert (a["others"], a["staged"], a["drop"], a["pending"], a["keep"], a["committed"]) == (True, [], [], False, [], 1)
+        assert set(a) == KEYS | {"others"}
         b = _manifest(store, "/b.md")
         assert _docs(b) == {second[0].document_id: {"g": 1, "c": "cb", "m": "mb", "ids": sorted(c.id for c in second), "n": 3}}
-        assert "others" not in b and (b["staged"], b["drop"]) == ([], [])
+        assert set(b) == KEYS and (b["staged"], b["drop"]) == ([], [])
         assert _docs(_manifest(store, "/a.md", "other")) == {make_chunks("/a.md", 1)[0].document_id: {"g": 1, "c": "hash-1", "m": "meta-1", "ids": [make_chunks("/a.md", 1)[0].id], "n": 1}}
         assert store.client.count(store.manifest, exact=True).count == 3
         states = store.source_states(NS, ["/a.md", "/b.md"])
@@ -150,6 +153,7 @@ def test_a_pending_flip_of_an_earlier_layout_keeps_the_documents_it_named(tmp_pa
             two[0].document_id: {"g": 1, "c": "hash-1", "m": "meta-1", "ids": sorted(c.id for c in two), "n": 2},
         }
         assert (manifest["committed"], manifest["pending"], manifest["keep"], manifest["drop"], manifest["staged"]) == (2, False, [], [], [])
+        assert set(manifest) == KEYS
         assert store.source_counts(NS) == {"/a.md": 3, "/b.md": 1}
     finally:
         store.close()
@@ -168,6 +172,7 @@ def test_manifests_of_an_earlier_layout_without_a_collection_are_migrated(tmp_pa
     try:
         manifest = _manifest(store, "/empty.md")
         assert (manifest["docs"], manifest["pending"], manifest["keep"], manifest["staged"], manifest["drop"]) == ({}, False, [], [], [])
+        assert set(manifest) == KEYS
         assert store.count(NS) == 0 and store.sources(NS) == []
     finally:
         store.close()

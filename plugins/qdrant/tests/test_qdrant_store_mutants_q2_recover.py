@@ -134,30 +134,41 @@ def test_a_folder_with_one_namespace_is_read_without_conditions_after_reopening(
         two.close()
 
 
-def test_a_shared_store_opening_a_folder_finishes_its_pending_commit_and_waits(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def _open(path: Path, mode: str) -> QdrantStore:
+    return QdrantStore(path=path) if mode == "exclusive" else QdrantStore(client=QdrantClient(path=str(path)))
+
+
+@pytest.mark.parametrize("mode", ["exclusive", "shared"])
+def test_opening_a_folder_finishes_its_pending_commit_and_waits(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str) -> None:
     path = tmp_path / "qdrant"
-    store = QdrantStore(client=QdrantClient(path=str(path)))
+    store = _open(path, mode)
     _commit(store, "/a.md", 3)
     _commit(store, "/b.md", 2)
+    dead = store.session(NS)  # a writer that died while staging /b.md: its points stay hidden (shared) or go (exclusive)
+    dead.stage("/b.md").write(make_chunks("/b.md", 1, texts=["dead"], content_hash="v9"), np.ones((1, 8), dtype=np.float32))
     session = store.session(NS)
     stage = session.stage("/a.md")
     stage.write(make_chunks("/a.md", 2, texts=["new 0", "new 1"], content_hash="v2"), np.ones((2, 8), dtype=np.float32))
     stage.commit()
-    original = QdrantLocal.set_payload
+    # shared: the flip (live = true) fails; exclusive: dropping the replaced points fails
+    method = "set_payload" if mode == "shared" else "delete"
+    original = getattr(QdrantLocal, method)
 
     def dying(self: QdrantLocal, collection_name: str, *args: Any, **kwargs: Any) -> Any:
         raise Crash("killed")
 
-    monkeypatch.setattr(QdrantLocal, "set_payload", dying)
-    with pytest.raises(StoreError, match="making a generation visible"):
-        session.flush()  # the commit point is written (pending), the flip is not
-    monkeypatch.setattr(QdrantLocal, "set_payload", original)
+    monkeypatch.setattr(QdrantLocal, method, dying)
+    what = "making a generation visible" if mode == "shared" else "dropping the old generation"
+    with pytest.raises(StoreError, match=rf"^qdrant store: {what} failed: Crash: killed$"):
+        session.flush()  # the commit point is written (pending), the rest is not
+    monkeypatch.setattr(QdrantLocal, method, original)
+    assert _manifest(store, "/a.md")["pending"] is True
     store.close()
     writes = _record_writes(monkeypatch)
-    reopened = QdrantStore(client=QdrantClient(path=str(path)))
+    reopened = _open(path, mode)
     try:
         assert _texts(reopened) == sorted(["new 0", "new 1"] + [f"/b.md version 1 chunk {i}" for i in range(2)])
-        assert reopened.client.count(reopened.collection, exact=True).count == 4
+        assert reopened.client.count(reopened.collection, exact=True).count == (4 if mode == "exclusive" else 5)
         manifest = _manifest(reopened, "/a.md")
         assert manifest["pending"] is False and manifest["committed"] == 2 and manifest["drop"] == [] and manifest["keep"] == []
         assert reopened.client.count(reopened.manifest, exact=True).count == 2
