@@ -305,8 +305,7 @@ class QdrantStore:
         """Finish the commits a crash interrupted (``pending``); in exclusive mode also drop generations staged and never committed."""
         if not self.exclusive:
             for manifest in list(self._all_manifests(models.Filter(must=[_eq("pending", True)]))):
-                if "docs" in manifest:  # an earlier layout's pending flip is finished by its migration (below)
-                    self._flip(manifest["ns"], manifest["source"], manifest, None)
+                self._flip(manifest["ns"], manifest["source"], manifest, None)
             for manifest in list(self._all_manifests(models.Filter(must=[models.IsEmptyCondition(is_empty=models.PayloadField(key="docs"))]))):
                 self._migrate(manifest)
             return
