@@ -130,23 +130,27 @@ def test_a_settled_manifest_of_an_earlier_layout_is_rebuilt_from_its_live_points
 
 
 @pytest.mark.parametrize("mode", ["exclusive", "shared"])
-def test_a_pending_flip_of_an_earlier_layout_keeps_the_documents_it_named(tmp_path: Path, mode: str) -> None:
+def test_a_pending_flip_of_an_earlier_layout_keeps_the_documents_it_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str) -> None:
     path = tmp_path / "qdrant"
     store = _open(path, mode)
     one, two, three = (make_chunks("/a.md", n, part=p, texts=[f"doc {p} v1 chunk {i}" for i in range(n)]) for p, n in ((1, 2), (2, 2), (3, 1)))
     _write(store, "/a.md", [*one, *two, *three])
     _write(store, "/b.md", make_chunks("/b.md", 1, texts=["b"]))
+    writer = store.session(NS)  # another writer's stage of today's layout, in progress: it stays invisible
+    writer.stage("/c.md").write(make_chunks("/c.md", 1, texts=["staged elsewhere"]), np.ones((1, 8), dtype=np.float32))
     # killed after its commit point: generation 2 rewrote document 1, kept document 2, left document 3 out
     _hidden_points(store, 2, make_chunks("/a.md", 1, part=1, texts=["doc 1 v2"], content_hash="v2"))
     _hidden_points(store, 7, make_chunks("/a.md", 1, part=9, texts=["leftover"]))
     _old_manifest(store, "/a.md", committed=2, next=2, pending=True, keep=[two[0].document_id])
     _old_manifest(store, "/b.md")
     store.close()
+    waits = _record_waits(monkeypatch)
     store = _open(path, mode)
     try:
+        assert waits and set(waits) == {True}
         texts = sorted(r.text for r in store.search(NS, np.ones(8, dtype=np.float32), top_k=50))
         assert texts == ["b", "doc 1 v2", "doc 2 v1 chunk 0", "doc 2 v1 chunk 1"]
-        assert store.client.count(store.collection, exact=True).count == 4
+        assert store.client.count(store.collection, exact=True).count == (4 if mode == "exclusive" else 5)
         manifest = _manifest(store, "/a.md")
         assert _docs(manifest) == {
             one[0].document_id: {"g": 2, "c": "v2", "m": "meta-1", "ids": [one[0].id], "n": 1},

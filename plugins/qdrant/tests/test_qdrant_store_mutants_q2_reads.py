@@ -7,6 +7,7 @@ passed in (every read filtered on ``ns``, ``live`` and ``source_type``, as on a 
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -182,3 +183,11 @@ def test_stats_say_what_is_stored_and_where(tmp_path: Path, where: str) -> None:
         assert store.stats("other")["chunks"] == 4 and store.stats("other")["documents"] == 1
     finally:
         store.close()
+
+
+def test_scroll_follows_the_pages_to_the_end_once(store: QdrantStore) -> None:
+    chunks = make_chunks("/a.md", 5)
+    _commit(store, "/a.md", chunks)
+    # pages of 2 points: three pages, each point once (a bounded read: a scroll restarting at the first page never ends)
+    got = [p.payload["chunk_id"] for p in itertools.islice(store._scroll(store._where(NS), ["chunk_id"], batch=2), 50)]
+    assert sorted(got) == sorted(c.id for c in chunks)
