@@ -108,6 +108,9 @@ def test_search_returns_top_k_and_nothing_for_no_k(store: QdrantStore) -> None:
     assert store.search(NS, np.ones(8, dtype=np.float32), top_k=0) == []
     assert len(store.search(NS, np.ones(8, dtype=np.float32), top_k=1)) == 1
     assert len(store.search(NS, np.ones(8, dtype=np.float32), top_k=12)) == 12
+    # a query of one row (an embedder's batch of one) is the same query
+    flat = store.search(NS, np.arange(8, dtype=np.float32), top_k=5)
+    assert [(r.chunk_id, r.score) for r in store.search(NS, np.arange(8, dtype=np.float32).reshape(1, 8), top_k=5)] == [(r.chunk_id, r.score) for r in flat]
 
 
 def test_get_vectors_edges(store: QdrantStore) -> None:
