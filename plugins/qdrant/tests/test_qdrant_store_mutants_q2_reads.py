@@ -194,3 +194,22 @@ def test_scroll_follows_the_pages_to_the_end_once(store: QdrantStore) -> None:
     # pages of 2 points: three pages, each point once (a bounded read: a scroll restarting at the first page never ends)
     got = [p.payload["chunk_id"] for p in itertools.islice(store._scroll(store._where(NS), ["chunk_id"], batch=2), 50)]
     assert sorted(got) == sorted(c.id for c in chunks)
+
+
+def test_update_metadata_reads_the_stored_vectors_of_more_chunks_than_two_requests_hold() -> None:
+    store = QdrantStore(QdrantStoreConfig(path=":memory:"))
+    try:
+        count = 2 * 4096 + 3  # the stored vectors are read 4096 points per request
+        chunks = make_chunks("/big.md", count, texts=[f"chunk {i}" for i in range(count)])
+        vectors = np.random.default_rng(7).standard_normal((count, 8)).astype(np.float32)
+        _commit(store, "/big.md", chunks, vectors=vectors)
+        with store.session(NS) as session:
+            stage = session.stage("/big.md")
+            stage.update_metadata([attrs.evolve(c, metadata={"v": 2}) for c in chunks])
+            stage.commit()
+        ends = [chunks[0].id, chunks[-1].id]
+        expected = vectors[[0, -1]] / np.linalg.norm(vectors[[0, -1]], axis=1, keepdims=True)
+        np.testing.assert_allclose(store.get_vectors(NS, ends), expected, rtol=1e-5)
+        assert store.count(NS) == count
+    finally:
+        store.close()
