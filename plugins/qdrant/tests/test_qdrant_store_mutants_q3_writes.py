@@ -220,3 +220,11 @@ def test_a_failing_request_is_named_in_the_store_error(
     }
     with pytest.raises(StoreError, match=f"^qdrant store: {message}: Crash: injected$"):
         run[step]()
+
+
+def test_iter_chunks_gives_back_every_field_written(store: QdrantStore) -> None:
+    chunks = make_chunks(
+        "/a.md", 3, metadata={"lang": "en"}, tags=("public",), content_hash="content-v1", metadata_hash="meta-v1"
+    )
+    _commit(store, chunks)
+    assert sorted((c for batch in store.iter_chunks(NS) for c in batch), key=lambda c: c.index) == chunks
