@@ -239,3 +239,47 @@ def test_a_reopened_store_reads_without_conditions_when_no_other_rows_were_store
         assert reopened.count(NS) == 3 and reopened._where(NS) is None
     finally:
         reopened.close()
+
+
+def test_a_metadata_update_before_anything_is_stored_names_the_chunks(store: QdrantStore) -> None:
+    chunks = make_chunks("/a.md", 2)
+    with store.session(NS) as session:
+        stage = session.stage("/a.md")
+        with pytest.raises(StoreError, match=f"^update_metadata of /a.md: no stored chunk {chunks[0].id}, {chunks[1].id}$"):
+            stage.update_metadata(chunks)
+        stage.abort()
+
+
+def test_chunks_carried_by_a_metadata_update_are_replaced_by_the_next_ingest(store: QdrantStore) -> None:
+    chunks = make_chunks("/a.md", 2, metadata={"lang": "en"})
+    _commit(store, chunks)
+    with store.session(NS) as session:
+        stage = session.stage("/a.md")
+        stage.update_metadata(make_chunks("/a.md", 2, metadata={"lang": "de"}, metadata_hash="m2"))
+        stage.commit()
+    assert {r.metadata["lang"] for r in store.search(NS, np.ones(8, dtype=np.float32), top_k=10)} == {"de"}
+    _commit(store, make_chunks("/a.md", 1, part="new", texts=["new 0"]))
+    assert _texts(store) == ["new 0"] and store.count(NS) == 1 == _stored(store)
+
+
+def test_a_stage_carries_the_state_it_was_made_from(store: QdrantStore) -> None:
+    before = store.source_states(NS, ["/a.md"])["/a.md"]
+    with store.session(NS) as session:
+        first = session.stage("/a.md")
+        assert first.state == before and not first.state.exists
+        first.write(make_chunks("/a.md", 1), _vectors(1))
+        assert first.commit() == 0  # a new source removes nothing
+        second = session.stage("/a.md")  # the queued commit is flushed: the state read after it
+        assert second.state.generation == first.generation and second.state.exists
+
+
+def test_an_aborted_stage_refuses_writes_and_commits(store: QdrantStore) -> None:
+    with store.session(NS) as session:
+        stage = session.stage("/a.md")
+        stage.write(make_chunks("/a.md", 1), _vectors(1))
+        stage.abort()
+        with pytest.raises(StoreError, match="^cannot write: "):
+            stage.write(make_chunks("/a.md", 1), _vectors(1))
+        with pytest.raises(StoreError, match="^cannot commit: "):
+            stage.commit()
+    assert store.count(NS) == 0 == _stored(store)
