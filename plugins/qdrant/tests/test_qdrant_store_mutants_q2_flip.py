@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from qdrant_client import QdrantClient
 from qdrant_client.local.qdrant_local import QdrantLocal
+from qdrant_mutant_helpers import record_writes
 
 from ragloom import StoreError
 from ragloom.testing.store_contract import make_chunks
@@ -45,17 +46,7 @@ def _manifest(store: QdrantStore, source: str, namespace: str = NS) -> dict[str,
 
 
 def _record_waits(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str, Any]]:
-    """(method, collection, wait) of every write local mode receives from now on (a server applies an unwaited write later)."""
-    calls: list[tuple[str, str, Any]] = []
-    for name in ("upsert", "delete", "set_payload"):
-        original = getattr(QdrantLocal, name)
-
-        def recording(self: QdrantLocal, collection_name: str, *args: Any, _name: str = name, _original: Any = original, **kwargs: Any) -> Any:
-            calls.append((_name, collection_name, kwargs.get("wait")))
-            return _original(self, collection_name, *args, **kwargs)
-
-        monkeypatch.setattr(QdrantLocal, name, recording)
-    return calls
+    return record_writes(monkeypatch, ("upsert", "delete", "set_payload"))
 
 
 def _all_points(store: QdrantStore) -> int:

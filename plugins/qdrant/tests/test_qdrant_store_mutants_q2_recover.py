@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from qdrant_client import QdrantClient
 from qdrant_client.local.qdrant_local import QdrantLocal
+from qdrant_mutant_helpers import record_writes
 
 from ragloom import StoreError
 from ragloom.testing.store_contract import make_chunks
@@ -38,17 +39,7 @@ def _commit(store: QdrantStore, source: str, count: int, version: int = 1, names
 
 
 def _record_writes(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str, Any]]:
-    """(method, collection, wait) of every write local mode receives from now on."""
-    calls: list[tuple[str, str, Any]] = []
-    for name in ("upsert", "delete", "set_payload", "overwrite_payload"):
-        original = getattr(QdrantLocal, name)
-
-        def recording(self: QdrantLocal, collection_name: str, *args: Any, _name: str = name, _original: Any = original, **kwargs: Any) -> Any:
-            calls.append((_name, collection_name, kwargs.get("wait")))
-            return _original(self, collection_name, *args, **kwargs)
-
-        monkeypatch.setattr(QdrantLocal, name, recording)
-    return calls
+    return record_writes(monkeypatch, ("upsert", "delete", "set_payload", "overwrite_payload"))
 
 
 def _manifest(store: QdrantStore, source: str, namespace: str = NS) -> dict[str, Any]:

@@ -15,23 +15,19 @@ from typing import Any
 import attrs
 import numpy as np
 import pytest
+from qdrant_mutant_helpers import fresh_store
+from qdrant_mutant_helpers import seeded_vectors as _vectors
 
 from ragloom import StoreError
 from ragloom.testing.store_contract import make_chunks
-from ragloom_qdrant import QdrantStore, QdrantStoreConfig
+from ragloom_qdrant import QdrantStore
 
 NS = "t"
 
 
 @pytest.fixture
 def store() -> Iterator[QdrantStore]:
-    opened = QdrantStore(QdrantStoreConfig(path=":memory:"))
-    yield opened
-    opened.close()
-
-
-def _vectors(count: int, seed: int = 1) -> np.ndarray:
-    return np.random.default_rng(seed).standard_normal((count, 8)).astype(np.float32)
+    yield from fresh_store()
 
 
 def _commit(store: QdrantStore, chunks: list[Any]) -> None:

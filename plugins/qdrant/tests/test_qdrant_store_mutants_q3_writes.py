@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from qdrant_mutant_helpers import fresh_store
+from qdrant_mutant_helpers import seeded_vectors as _vectors
 
 import ragloom_qdrant.store as store_module
 from ragloom import StoreError
@@ -23,19 +25,13 @@ from ragloom_qdrant import QdrantStore, QdrantStoreConfig
 NS = "t"
 
 
-class Crash(Exception):
-    """A fault injected into one client request."""
-
-
 @pytest.fixture
 def store() -> Iterator[QdrantStore]:
-    opened = QdrantStore(QdrantStoreConfig(path=":memory:"))
-    yield opened
-    opened.close()
+    yield from fresh_store()
 
 
-def _vectors(count: int, seed: int = 1) -> np.ndarray:
-    return np.random.default_rng(seed).standard_normal((count, 8)).astype(np.float32)
+class Crash(Exception):
+    """A fault injected into one client request."""
 
 
 def _commit(store: QdrantStore, chunks: list[Any], keep: tuple[str, ...] = (), namespace: str = NS) -> int:
