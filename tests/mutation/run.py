@@ -201,6 +201,7 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
             "tests/plugin_qdrant/test_qdrant_store_mutants_q2_recover.py", "tests/plugin_qdrant/test_qdrant_store_mutants_q2_flip.py",
             "tests/plugin_qdrant/test_qdrant_store_mutants_q2_migrate.py", "tests/plugin_qdrant/test_qdrant_store_mutants_q2_reads.py",
             "tests/plugin_qdrant/test_qdrant_store_mutants_q3_stages.py", "tests/plugin_qdrant/test_qdrant_store_mutants_q3_writes.py",
+            "tests/plugin_qdrant/test_qdrant_partial_writes.py",
         ],
     ),
     # the web tests that fetch, without the timed ones (an upper bound on seconds fails on a starved machine and stops

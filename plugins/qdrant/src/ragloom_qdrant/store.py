@@ -706,6 +706,7 @@ class QdrantStage:
         self._docs: Docs = {}
         self._others = False
         self._done = False
+        self._failed = False
 
     def _check(self, action: str) -> None:
         if self._done:
@@ -715,6 +716,19 @@ class QdrantStage:
         stray = next((c.source for c in chunks if c.source != self.source), None)
         if stray is not None:
             raise StoreError(f"a chunk of {stray!r} was staged for the source {self.source!r}")
+
+    def _stage(self, chunks: Sequence[Chunk], staging: Any, *args: Any) -> None:
+        """Stage points with ``staging(*args)`` and record them. A write that fails part-way may leave some of its
+        points in the collection: their ids are kept for :meth:`abort`, and the stage refuses to commit."""
+        try:
+            ids = staging(*args)
+        except BaseException:
+            self._failed = True
+            if self._session.store._dim is not None:  # without a collection nothing was stored
+                self._ids += [point_id(self._session.namespace, c.id, self.generation) for c in chunks]
+            raise
+        self._ids += ids
+        self._record(chunks)
 
     def _record(self, chunks: Sequence[Chunk]) -> None:
         for chunk in chunks:
@@ -730,8 +744,7 @@ class QdrantStage:
         """Stage chunks (invisible until the session flushes after :meth:`commit`)."""
         self._check("write")
         self._check_sources(chunks)
-        self._ids += self._session.store._stage_write(self._session.namespace, self.generation, chunks, vectors)
-        self._record(chunks)
+        self._stage(chunks, self._session.store._stage_write, self._session.namespace, self.generation, chunks, vectors)
 
     def keep(self, document_ids: Collection[str]) -> None:
         """Documents whose stored chunks stay in the new generation."""
@@ -742,13 +755,14 @@ class QdrantStage:
         """Carry stored chunks (and their vectors) into the new generation with new metadata."""
         self._check("update metadata")
         self._check_sources(chunks)
-        self._ids += self._session.store._stage_update(self._session.namespace, self.source, self.generation, chunks)
+        self._stage(chunks, self._session.store._stage_update, self._session.namespace, self.source, self.generation, chunks)
         self._carried.update(c.document_id for c in chunks)
-        self._record(chunks)
 
     def commit(self) -> int:
         """Queue the generation for the session's next flush; return the visible chunks it removes."""
         self._check("commit")
+        if self._failed:
+            raise StoreError(f"cannot commit the stage of {self.source}: one of its writes failed (abort the stage)")
         self._done = True
         session = self._session
         session._open.pop(id(self), None)
