@@ -71,3 +71,17 @@ def test_a_write_failing_part_way_is_not_committed_and_its_abort_leaves_nothing(
     again = QdrantStore(path=path)
     assert again.count(NS) == 4 and again.sources(NS) == ["/a.md"] and _raw_points(again) == 4
     again.close()
+
+
+def test_the_abort_after_a_failed_write_also_drops_the_stages_earlier_writes(monkeypatch: pytest.MonkeyPatch) -> None:
+    store = QdrantStore(QdrantStoreConfig(path=":memory:", batch_size=2))
+    with store.session(NS) as session:
+        stage = session.stage("/a.md")
+        stage.write(make_chunks("/a.md", 2, part="one"), _vectors(2))  # stored whole
+        _refuse_the_second_upsert(monkeypatch, store)
+        with pytest.raises(StoreError):
+            stage.write(make_chunks("/a.md", 4, part="two"), _vectors(4))
+        stage.abort()
+    monkeypatch.undo()
+    assert _raw_points(store) == 0 and store.count(NS) == 0 and store.sources(NS) == []
+    store.close()
