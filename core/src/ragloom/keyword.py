@@ -312,7 +312,7 @@ class BM25Index:
         if top_k < len(candidates):
             candidates = self._best(candidates, values, top_k)
             values = scores[candidates]
-        order = np.lexsort((self._tie_ranks(candidates, values), -values))
+        order = np.lexsort((self._tie_keys(candidates, values), -values))
         slots = self._keys
         return [slots[s] for s in candidates[order].tolist()], values[order], top  # type: ignore[misc]
 
@@ -322,17 +322,13 @@ class BM25Index:
         above, tied = candidates[values > kth], candidates[values == kth]
         wanted = top_k - len(above)
         if wanted < len(tied):
-            tied = tied[np.argsort(self._tie_ranks(tied), kind="stable")[:wanted]]
+            tied = tied[np.argsort(self._tie_keys(tied), kind="stable")[:wanted]]
         return np.concatenate([above, tied])
 
-    def _tie_ranks(self, slots: np.ndarray, values: np.ndarray | None = None) -> np.ndarray:
-        """Each slot's place in tie order: the slot itself (insertion order), or with ``ties_by_key`` its key's rank
-        among ``slots``' keys (computed only when two of ``values`` are equal)."""
+    def _tie_keys(self, slots: np.ndarray, values: np.ndarray | None = None) -> np.ndarray:
+        """What orders equal scores: the slot itself (insertion order), or with ``ties_by_key`` the slot's key
+        (looked up only when two of ``values`` are equal)."""
         if not self.ties_by_key or (values is not None and len(np.unique(values)) == len(values)):
             return slots
         keys = self._keys
-        listed = slots.tolist()
-        by_key = sorted(range(len(listed)), key=lambda i: keys[listed[i]])  # type: ignore[arg-type, return-value]
-        ranks = np.empty(len(listed), dtype=np.int64)
-        ranks[by_key] = np.arange(len(listed))
-        return ranks
+        return np.asarray([keys[s] for s in slots.tolist()])
