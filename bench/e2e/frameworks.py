@@ -42,6 +42,15 @@ class CountingEmbedder:
         self.texts = 0
         self.calls = 0
         self.seconds = 0.0
+        self.known: dict[str, np.ndarray] = {}  # precomputed corpus vectors (query benchmarks only)
+        self.misses = 0
+
+    def preload(self, texts: Sequence[str], vectors: np.ndarray) -> None:
+        """Serve these texts' vectors from memory: a query benchmark builds its corpus without running the model again.
+
+        Queries are never preloaded, so their embedding is always the model's own call.
+        """
+        self.known = dict(zip(texts, vectors, strict=True))
 
     def reset(self) -> None:
         self.texts = self.calls = 0
@@ -49,6 +58,12 @@ class CountingEmbedder:
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         began = time.perf_counter()
+        if self.known:
+            # LlamaIndex embeds "<metadata>\n\n<text>": the same vector as the bare text, as every framework gets
+            found = [self.known.get(t, self.known.get(t.partition("\n\n")[2])) for t in texts]
+            if all(v is not None for v in found):
+                return np.stack(found)  # type: ignore[arg-type]
+            self.misses += sum(v is None for v in found)
         out = self._embed(texts)
         self.seconds += time.perf_counter() - began
         self.calls += 1
