@@ -24,7 +24,16 @@ from ragloom.chunkers.base import spans_to_chunks
 from ragloom.chunkers.pieces import trimmed_spans
 from ragloom.errors import LoaderError
 from ragloom.loaders.base import file_metadata, name_of, read_bytes, suffix_of
-from ragloom.types import FAST_CHUNKS, Chunk, Document, content_hash, metadata_hash, with_hashes
+from ragloom.types import (
+    FAST_CHUNKS,
+    Chunk,
+    Document,
+    content_hash,
+    legacy_content_hash,
+    metadata_hash,
+    same_content,
+    with_hashes,
+)
 
 sys.path.insert(0, str(Path(__file__).parent / "chunkers"))
 import reference_recursive  # noqa: E402
@@ -88,14 +97,38 @@ def test_trimmed_spans_strip_exactly_what_str_strip_strips() -> None:
     assert trimmed_spans(text, bounds, pairs) == expected
 
 
-def test_content_and_metadata_hashes_equal_the_json_formulation() -> None:
+def length_prefixed_digest(text: str, fingerprint: str, model: str) -> str:
+    head = b"".join(b"%d:%s" % (len(part.encode()), part.encode()) for part in (fingerprint, model))
+    return "c2:" + hashlib.sha256(head + text.encode("utf-8")).hexdigest()
+
+
+def test_content_and_metadata_hashes_equal_their_formulations() -> None:
     rng = random.Random(3)
     for _ in range(500):
-        text = "".join(rng.choice(['"', "\\", "\n", "\x00", "\x1f", "\x7f", "é", "😀", "\u2028", "a"]) for _ in range(rng.randint(0, 30)))
-        fingerprint, model = rng.choice([("recursive:v1:{}", "hash-384"), ('q"x', "m\\n")])
+        text = "".join(rng.choice(['"', "\\", "\n", "\x00", "\x1f", "\x7f", "é", "😀", "\u2028", "a", "1:"]) for _ in range(rng.randint(0, 30)))
+        fingerprint, model = rng.choice([("recursive:v1:{}", "hash-384"), ('q"x', "m\\n"), ("é:1", "ü")])
         document = Document.create(text, "s", metadata=rng.choice([{}, {"b": [1, 2.5, None, True], "a": text}]), tags=rng.choice([(), ("t",)]))
-        assert content_hash(document, fingerprint, model) == json_digest([text, fingerprint, model])
+        assert content_hash(document, fingerprint, model) == length_prefixed_digest(text, fingerprint, model)
+        assert legacy_content_hash(document, fingerprint, model) == json_digest([text, fingerprint, model])
         assert metadata_hash(document) == json_digest([document.metadata, list(document.tags)])
+
+
+def test_content_hash_cannot_confuse_where_the_ids_end() -> None:
+    document = Document.create("c", "s")
+    assert content_hash(document, "ab", "c") != content_hash(document, "a", "bc")
+    assert content_hash(Document.create("2:xy", "s"), "1:a", "z") != content_hash(Document.create("xy", "s"), "1:a", "2:z")
+
+
+def test_same_content_reads_both_forms_of_stored_hash() -> None:
+    document = Document.create("some text", "s")
+    digest = content_hash(document, "f", "m")
+    assert same_content(digest, document, "f", "m", digest)
+    assert same_content(legacy_content_hash(document, "f", "m"), document, "f", "m", digest)
+    assert not same_content(None, document, "f", "m", digest)
+    assert not same_content(legacy_content_hash(document, "f", "other"), document, "f", "m", digest)
+    assert not same_content(content_hash(document, "f", "other"), document, "f", "m", digest)
+    # a "c2:" hash that differs is a changed document: never compared the first way
+    assert not same_content("c2:" + legacy_content_hash(document, "f", "m"), document, "f", "m", digest)
 
 
 @pytest.mark.parametrize(

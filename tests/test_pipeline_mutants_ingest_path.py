@@ -60,7 +60,7 @@ def test_a_folder_longer_than_one_read_ahead_batch_reads_its_states_batch_by_bat
 ) -> None:
     """One ``source_states`` call per batch of files, each asking for exactly that batch's files.
 
-    The batch is 512 files; it is made 4 here so that ten files span three batches
+    The batch is 2048 files; it is made 4 here so that ten files span three batches
     (4 + 4 + 2) instead of writing more than a thousand files.
     """
     monkeypatch.setattr(ragloom.pipeline, "_STATE_BATCH", 4)

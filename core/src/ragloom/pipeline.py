@@ -47,7 +47,19 @@ from ragloom.protocols import Chunker, Embedder, Executor, LLMLike, Reranker, Re
 from ragloom.rerankers.base import rerank_or_fallback, resolve_top_n
 from ragloom.stores.base import SourceStage, SourceState, WriteSession
 from ragloom.stores.keyword_index import forget, open_session
-from ragloom.types import Chunk, Document, Failure, IngestResult, IngestTarget, Result, content_hash, metadata_hash, with_hashes
+from ragloom.types import (
+    VOLATILE_METADATA_KEYS,
+    Chunk,
+    Document,
+    Failure,
+    IngestResult,
+    IngestTarget,
+    Result,
+    content_hash,
+    metadata_hash,
+    same_content,
+    with_hashes,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -333,7 +345,7 @@ class Pipeline:
                     raise
                 if tags:
                     document = attrs.evolve(document, tags=tuple(dict.fromkeys((*document.tags, *tags))))
-                check_document(document)
+                meta = checked_metadata_hash(document)
                 if writer is None or document.source != writer.source:
                     if writer is not None:
                         writer.finish()
@@ -342,7 +354,7 @@ class Pipeline:
                         raise LoaderError("documents of one source must come together", source=document.source)
                     seen.add(document.source)
                     writer = _SourceWriter(run, document.source)
-                writer.add(document)
+                writer.add(document, meta)
             if writer is not None:
                 writer.finish()
                 writer = None
@@ -587,16 +599,21 @@ _METADATA_JSON = json.JSONEncoder(ensure_ascii=False, default=str)
 
 def check_document(document: Document) -> None:
     """LoaderError when a document carries text UTF-8 cannot encode (a lone surrogate, a file name that is not UTF-8)."""
+    checked_metadata_hash(document)
+
+
+def checked_metadata_hash(document: Document) -> str:
+    """:func:`metadata_hash` of a document :func:`check_document` accepts (one JSON encoding serves both), else LoaderError."""
     for what, value in (("file name", document.source), ("text", document.text), ("id", document.id)):
         try:
             value.encode("utf-8")
         except UnicodeEncodeError as exc:
             source = document.source.encode("utf-8", "backslashreplace").decode("utf-8")
             raise LoaderError(f"{what} is not valid Unicode (a lone surrogate or undecodable byte at index {exc.start})", source=source) from None
-    if not document.metadata and not document.tags:
-        return  # nothing more to check
     try:
-        _METADATA_JSON.encode([document.metadata, document.tags]).encode("utf-8")
+        if not VOLATILE_METADATA_KEYS.isdisjoint(document.metadata):  # stored, though left out of the hash: checked too
+            _METADATA_JSON.encode([document.metadata, document.tags]).encode("utf-8")
+        return metadata_hash(document)  # keys sorted: keys of several types that do not compare are refused here
     except UnicodeEncodeError as exc:
         source = document.source.encode("utf-8", "backslashreplace").decode("utf-8")
         raise LoaderError(f"metadata is not valid Unicode (a lone surrogate at index {exc.start} of its JSON)", source=source) from None
@@ -605,7 +622,7 @@ def check_document(document: Document) -> None:
 
 
 #: Sources whose stored states one ``source_states`` call reads ahead while a directory is ingested.
-_STATE_BATCH = 512
+_STATE_BATCH = 2048
 
 
 class _IngestRun:
@@ -739,13 +756,13 @@ class _SourceWriter:
             self.stage = self.run.stage(self.source, self.state)
         return self.stage
 
-    def add(self, document: Document) -> None:
+    def add(self, document: Document, meta: str) -> None:
+        """Stage ``document`` (its :func:`metadata_hash` is ``meta``) unless the store holds it unchanged."""
         if document.id in self.keep or document.id in self.written_documents or document.id in self.updated_documents:
             raise LoaderError(f"two documents share the id {document.id!r}", source=self.source)
         self.tally.documents += 1
         digest = content_hash(document, self.fingerprint, self.model_id)
-        meta = metadata_hash(document)
-        if self.state.documents.get(document.id) == digest:
+        if same_content(self.state.documents.get(document.id), document, self.fingerprint, self.model_id, digest):
             if self.state.metadata.get(document.id) == meta:
                 self.keep.add(document.id)
                 self.tally.unchanged += 1
