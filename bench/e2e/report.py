@@ -321,7 +321,10 @@ def goals(e2e: dict[str, Any], speed: dict[str, Any] | None) -> str:
         ):
             if peer:
                 ratio = peer["first"]["cpu_seconds"] / ours["first"]["cpu_seconds"]
-                rows.append(f"| ingest ≥ 3× {name} ({corpus}, hash, CPU time) | {ratio:.2f}× | {_ratio_text(ratio, 3.0)} |")
+                # what ragloom would reach if all its own work took no time: the peer's CPU over ragloom's time in the shared embedder
+                ceiling = peer["first"]["cpu_seconds"] / ours["first"]["embed_seconds"]
+                verdict = _ratio_text(ratio, 3.0) + (" — **out of reach with this embedder**" if ceiling < 3.0 else "")
+                rows.append(f"| ingest ≥ 3× {name} ({corpus}, hash, CPU time) | {ratio:.2f}× (ceiling {ceiling:.2f}×: ragloom doing nothing but embed) | {verdict} |")
     for corpus in ("scifact", "markdown"):
         for store in ("memory", "duckdb"):
             r = _ingest_row(e2e, corpus, "ragloom", store=store)
@@ -370,11 +373,17 @@ def goals(e2e: dict[str, Any], speed: dict[str, Any] | None) -> str:
         spec = r["spec"]
         if "error" in r or spec["task"] != "ingest" or spec["framework"] != "ragloom":
             continue
-        share = r["first"]["embed_seconds"] / r["first"]["seconds"]  # the pipeline's throughput as a share of the embedder's own
+        share = r["first"]["embed_seconds"] / r["first"]["seconds"]  # the pipeline's throughput as a share of its time in the model
         rows.append(
             f"| MiniLM: ingest within 10% of the embedder's own throughput ({spec['corpus']}, {r['documents']:,} documents, {spec['store']}, wall time) "
-            f"| {100 * share:.1f}% ({r['first']['seconds']:.1f} s, {r['first']['embed_seconds']:.1f} s in the model) | {_ratio_text(share, 0.9)} |"
+            f"| pipeline {100 * share:.1f}% of its time in the model ({r['first']['seconds']:.1f} s, {r['first']['embed_seconds']:.1f} s in the model) | {_ratio_text(share, 0.9)} |"
         )
+        if "embed_alone_seconds" in r:  # the same chunk texts in one call of the model: the embedder's best case (all sorted by length at once)
+            alone = r["embed_alone_seconds"] / r["first"]["seconds"]
+            rows.append(
+                f"| MiniLM: ingest within 10% of the embedder alone on the same {r['chunks']:,} chunk texts in one call ({spec['corpus']}, wall time) "
+                f"| {100 * alone:.1f}% ({r['first']['seconds']:.1f} s vs {r['embed_alone_seconds']:.1f} s) | {_ratio_text(alone, 0.9)} |"
+            )
     if not minilm:
         rows.append("| MiniLM: ingest within 10% of the embedder's own throughput; MiniLM query rows | not measured in this run (needs `--minilm-python`, a venv with torch==2.13.0) | **not measured** |")
     return "\n".join(rows) + "\n"

