@@ -120,7 +120,7 @@ def main() -> None:
             markdown_directory(minilm_directory, minilm_files)
             for corpus in args.corpora.split(","):
                 print(f"ingest {corpus} with MiniLM ({limit} documents)" if corpus == "scifact" else f"ingest {minilm_files} Markdown files with MiniLM", flush=True)
-                for framework in INGEST_FRAMEWORKS[:3] + INGEST_FRAMEWORKS[4:5]:
+                for framework in [f for f in INGEST_FRAMEWORKS[:3] + INGEST_FRAMEWORKS[4:5] if f["framework"] in args.frameworks.split(",")]:
                     spec = {"task": "ingest", "corpus": corpus, "reingest": False, "embedder": "minilm", **framework}
                     spec |= {"limit": limit} if corpus == "scifact" else {"directory": str(minilm_directory), "files": minilm_files}
                     rows.append(run_task(spec, args.minilm_python, args.timeout))
