@@ -78,7 +78,7 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
             "tests/test_ingest_batching.py", "tests/test_sources_api.py", "tests/chunkers/test_per_call_chunker.py",
             "tests/retrieval/test_query_options.py", "tests/test_pipeline_mutants_ingest.py", "tests/test_pipeline_mutants_query.py",
             "tests/test_pipeline_mutants_assembly.py", "tests/test_pipeline_mutants_batching.py", "tests/test_pipeline_mutants_ingest_path.py",
-            "tests/test_pipeline_mutants_visibility.py", "tests/test_pipeline_mutants_unrun.py",
+            "tests/test_pipeline_mutants_visibility.py", "tests/test_pipeline_mutants_unrun.py", "tests/test_pipeline_mutants_metadata.py",
             "tests/test_async.py",  # not test_async_latency.py: its event-loop latency check fails under nice 19 on a busy machine
         ],
     ),
