@@ -131,7 +131,11 @@ def main() -> None:
     if "query" in parts:
         rows = []
         embedders = args.query_embedders.split(",")
-        frameworks = ({"framework": "ragloom", "store": "memory"}, {"framework": "ragloom", "store": "duckdb"}, {"framework": "langchain"}, {"framework": "llamaindex"})
+        frameworks = [
+            f
+            for f in ({"framework": "ragloom", "store": "memory"}, {"framework": "ragloom", "store": "duckdb"}, {"framework": "langchain"}, {"framework": "llamaindex"})
+            if f["framework"] in args.frameworks.split(",")
+        ]
         if "hash" in embedders:
             for chunks in (5000,) if args.quick else (5000, 100_000):
                 queries = 100 if args.quick else 300
