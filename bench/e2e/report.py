@@ -399,12 +399,13 @@ def goals(e2e: dict[str, Any], speed: dict[str, Any] | None) -> str:
             f"| MiniLM: ingest within 10% of the embedder's own throughput ({spec['corpus']}, {r['documents']:,} documents, {spec['store']}, wall time) "
             f"| pipeline {100 * share:.1f}% of its time in the model ({r['first']['seconds']:.1f} s, {r['first']['embed_seconds']:.1f} s in the model) | {_ratio_text(share, 0.9)} |"
         )
-        if "embed_alone_seconds" in r:  # the same chunk texts in one call of the model: the embedder's best case (all sorted by length at once)
-            alone = r["embed_alone_seconds"] / r["first"]["seconds"]
-            rows.append(
-                f"| MiniLM: ingest within 10% of the embedder alone on the same {r['chunks']:,} chunk texts in one call ({spec['corpus']}, wall time) "
-                f"| {100 * alone:.1f}% ({r['first']['seconds']:.1f} s vs {r['embed_alone_seconds']:.1f} s) | {_ratio_text(alone, 0.9)} |"
-            )
+        for key, how in (("embed_alone_batched_seconds", "in calls of its batch size (256 texts, as the pipeline calls it)"), ("embed_alone_seconds", "in one call of all texts")):
+            if key in r:  # the embedder alone on the same chunk texts, timed in the same process right after the ingest
+                alone = r[key] / r["first"]["seconds"]
+                rows.append(
+                    f"| MiniLM: ingest within 10% of the embedder alone on the same {r['chunks']:,} chunk texts {how} ({spec['corpus']}, wall time) "
+                    f"| {100 * alone:.1f}% ({r['first']['seconds']:.1f} s vs {r[key]:.1f} s) | {_ratio_text(alone, 0.9)} |"
+                )
     if not minilm:
         rows.append("| MiniLM: ingest within 10% of the embedder's own throughput; MiniLM query rows | not measured in this run (needs `--minilm-python`, a venv with torch==2.13.0) | **not measured** |")
     return "\n".join(rows) + "\n"
