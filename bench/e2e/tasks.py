@@ -206,6 +206,7 @@ def query(spec: dict[str, Any]) -> dict[str, Any]:
             if matrix is not None:
                 out["numpy_scan"] = percentiles(scans)
                 out["numpy_scan_interleaved"] = True
+                out["numpy_scan_after_embed"] = True  # timed after an embedder call, as the store's search (older rows: right after that search)
                 out["memory_search_top10"] = out["vector_search"]
             framework.close()
         else:
