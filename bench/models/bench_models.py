@@ -166,8 +166,6 @@ def bench_ragloom(st_embedder: Any, data: Path, cache: Path | None, chunk_size: 
 
 def bench_throughput(model: Any, st_embedder: Any, dataset: Any, count: int, repeat: int) -> dict[str, Any]:
     """docs/s: sentence-transformers encode vs ingest through a ragloom pipeline, alternated."""
-    from ragloom.evaluation import _ingest
-
     documents = []
     for document in dataset.documents():
         documents.append(document)
@@ -182,7 +180,7 @@ def bench_throughput(model: Any, st_embedder: Any, dataset: Any, count: int, rep
         direct.append(time.perf_counter() - started)
         pipeline = ragloom_pipeline(st_embedder, 100_000, 0)
         started = time.perf_counter()
-        result = _ingest(pipeline, documents)
+        result = pipeline.ingest_documents(documents)
         through.append(time.perf_counter() - started)
         assert result.embedded == len(documents), result
     return {

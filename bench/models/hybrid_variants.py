@@ -16,7 +16,7 @@ from typing import Any
 from bench_models import DEFAULT_DATA, HERE, METRICS, CachedEmbedder, cache_file, ragloom_pipeline
 
 from ragloom import Registry
-from ragloom.evaluation import _ingest, documents_ranking, load_beir, score_rankings
+from ragloom.evaluation import documents_ranking, load_beir, score_rankings
 from ragloom.plugins import BuildContext
 
 VARIANTS: list[tuple[str, dict[str, Any]]] = [
@@ -49,7 +49,7 @@ def main() -> None:
     )
     dataset = load_beir(args.data)
     pipeline = ragloom_pipeline(cached, args.chunk_size, args.overlap)
-    _ingest(pipeline, dataset.documents())
+    pipeline.ingest_documents(dataset.documents())
     stats = pipeline.store.stats(pipeline.namespace)
     fetch = max(100, math.ceil(100 * stats["chunks"] / stats["documents"]))
     context = BuildContext(registry=registry, namespace=pipeline.namespace, embedder=cached, store=pipeline.store)
