@@ -114,8 +114,8 @@ def main() -> None:
                 rows.append(run_task(spec, python, args.timeout))
         if args.minilm_python:
             # MiniLM embeds ~20 SciFact chunks/s per core here: the whole corpora would take hours, so parts of them
-            limit = 300 if args.quick else 1000
-            minilm_files = 100 if args.quick else 500
+            limit = 100 if args.quick else 1000
+            minilm_files = 50 if args.quick else 500
             minilm_directory = args.workdir / f"markdown-{minilm_files}"
             markdown_directory(minilm_directory, minilm_files)
             for corpus in args.corpora.split(","):
@@ -148,7 +148,7 @@ def main() -> None:
         if args.minilm_python and "minilm" in embedders:
             # the corpus is embedded once and shared by every framework (about 4 minutes at 5,000 chunks on one core; 100,000
             # take over an hour: bench/e2e/minilm_corpus.py makes that file beforehand); each query is embedded by the model
-            for chunks in (5000,) if args.quick else (5000, 100_000):
+            for chunks in (1000,) if args.quick else (5000, 100_000):  # quick: a corpus the model embeds in about a minute
                 cache = args.workdir / f"minilm-{chunks}.npy"
                 if chunks > 5000 and not cache.exists():
                     print(f"query latency at {chunks:,} chunks with MiniLM skipped: no {cache} (run bench/e2e/minilm_corpus.py {chunks})", flush=True)
