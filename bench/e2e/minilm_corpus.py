@@ -24,6 +24,8 @@ import numpy as np  # noqa: E402
 from frameworks import CountingEmbedder  # noqa: E402
 from tasks import sentence_documents  # noqa: E402
 
+from ragloom.embedders.base import embed_in_batches  # noqa: E402
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -41,7 +43,7 @@ def main() -> None:
             continue
         began = time.perf_counter()
         end = min(start + step, len(texts))
-        np.save(out, np.concatenate([embedder.embed_documents(texts[i : min(i + 256, end)]) for i in range(start, end, 256)]))
+        np.save(out, embed_in_batches(embedder, texts[start:end]))
         print(f"{end:,}/{len(texts):,} ({time.perf_counter() - began:.0f} s)", flush=True)
     np.save(args.workdir / f"minilm-{args.chunks}.npy", np.concatenate([np.load(parts / f"{s:06d}.npy") for s in range(0, len(texts), step)]))
 

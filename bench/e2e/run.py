@@ -136,30 +136,30 @@ def main() -> None:
             for f in ({"framework": "ragloom", "store": "memory"}, {"framework": "ragloom", "store": "duckdb"}, {"framework": "langchain"}, {"framework": "llamaindex"})
             if f["framework"] in args.frameworks.split(",")
         ]
+        runs: list[tuple[str, str, tuple[int, ...]]] = []  # (embedder, python, sizes)
         if "hash" in embedders:
-            for chunks in (5000,) if args.quick else (5000, 100_000):
-                queries = 100 if args.quick else 300
-                print(f"query latency at {chunks:,} chunks", flush=True)
-                for retriever in ("similarity", "hybrid"):
-                    for framework in frameworks:
-                        peer = not framework["framework"].startswith("ragloom")
-                        spec = {"task": "query", "chunks": chunks, "retriever": retriever, "queries": min(queries, 30) if peer and chunks > 10_000 else queries, "embedder": "hash", **framework}
-                        rows.append(run_task(spec, python, args.timeout))
+            runs.append(("hash", python, (5000,) if args.quick else (5000, 100_000)))
         if args.minilm_python and "minilm" in embedders:
             # the corpus is embedded once and shared by every framework (about 4 minutes at 5,000 chunks on one core; 100,000
             # take over an hour: bench/e2e/minilm_corpus.py makes that file beforehand); each query is embedded by the model
-            for chunks in (1000,) if args.quick else (5000, 100_000):  # quick: a corpus the model embeds in about a minute
-                cache = args.workdir / f"minilm-{chunks}.npy"
-                if chunks > 5000 and not cache.exists():
-                    print(f"query latency at {chunks:,} chunks with MiniLM skipped: no {cache} (run bench/e2e/minilm_corpus.py {chunks})", flush=True)
-                    continue
-                print(f"query latency at {chunks:,} chunks with MiniLM", flush=True)
+            runs.append(("minilm", args.minilm_python, (1000,) if args.quick else (5000, 100_000)))  # quick: a minute of the model
+        for embedder, interpreter, sizes in runs:
+            for chunks in sizes:
+                extra: dict[str, Any] = {}
+                if embedder != "hash":
+                    cache = args.workdir / f"{embedder}-{chunks}.npy"
+                    if chunks > 5000 and not cache.exists():
+                        print(f"query latency at {chunks:,} chunks with {embedder} skipped: no {cache} (run bench/e2e/minilm_corpus.py {chunks})", flush=True)
+                        continue
+                    extra = {"vector_cache": str(cache)}
+                queries = 300 if embedder == "hash" and not args.quick else 100
+                print(f"query latency at {chunks:,} chunks ({embedder})", flush=True)
                 for retriever in ("similarity", "hybrid"):
                     for framework in frameworks:
                         peer = not framework["framework"].startswith("ragloom")
-                        queries = 30 if peer and chunks > 10_000 else 100
-                        spec = {"task": "query", "chunks": chunks, "retriever": retriever, "queries": queries, "embedder": "minilm", "vector_cache": str(cache), **framework}
-                        rows.append(run_task(spec, args.minilm_python, args.timeout))
+                        count = min(queries, 30) if peer and chunks > 10_000 else queries
+                        spec = {"task": "query", "chunks": chunks, "retriever": retriever, "queries": count, "embedder": embedder, **extra, **framework}
+                        rows.append(run_task(spec, interpreter, args.timeout))
         report["query"] = rows
     elif "query" in previous:
         report["query"] = previous["query"]

@@ -29,6 +29,8 @@ import numpy as np  # noqa: E402
 from corpora import scifact_documents, scifact_queries  # noqa: E402
 from frameworks import CountingEmbedder, LangChain, LlamaIndex, Ragloom  # noqa: E402
 
+from ragloom.embedders.base import embed_in_batches  # noqa: E402
+
 
 def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -93,8 +95,6 @@ def ingest(spec: dict[str, Any]) -> dict[str, Any]:
         out["chunks_after"] = framework.chunks()
         if spec.get("embedder") == "minilm" and spec["framework"] == "ragloom" and spec.get("store") == "memory":
             # the embedder alone on the very chunk texts the pipeline embedded, all in one call (its best case)
-            from ragloom.embedders.base import embed_in_batches
-
             texts = [chunk.text for chunk in framework.pipeline.store.chunks(framework.pipeline.namespace)]
             out["embed_alone_seconds"] = timed(embedder, embedder.embed_documents, texts)["seconds"]
             # and in calls of the embedder's own batch size (256 texts), as the pipeline and LlamaIndex call it
@@ -229,7 +229,7 @@ def cached_vectors(embedder: CountingEmbedder, texts: list[str], path: Path) -> 
         vectors = np.load(path)
         if vectors.shape[0] == len(texts):
             return vectors
-    vectors = np.concatenate([embedder.embed_documents(texts[i : i + 256]) for i in range(0, len(texts), 256)])
+    vectors = embed_in_batches(embedder, texts)
     path.parent.mkdir(parents=True, exist_ok=True)
     np.save(path, vectors)
     return vectors
