@@ -165,8 +165,19 @@ class LlamaIndex:
 
         return [Document(text=t, id_=i, metadata={"source": i}) for i, t in pairs]
 
-    def ingest_pairs(self, pairs: Sequence[tuple[str, str]]) -> None:
-        nodes = self.pipeline.run(documents=self._documents(pairs))
+    def ingest_pairs(self, pairs: Sequence[tuple[str, str]], split: bool = True) -> None:
+        """Through the ingestion pipeline; ``split=False`` keeps each pair one node (a query corpus of ready chunks).
+
+        Its splitter counts the metadata header ("source: ...") against the chunk size, so a text just
+        under 1,000 characters would be cut in two where every other framework keeps it whole.
+        """
+        if split:
+            nodes = self.pipeline.run(documents=self._documents(pairs))
+        else:
+            from llama_index.core.ingestion import IngestionPipeline
+
+            nodes = IngestionPipeline(transformations=[self.embed_model]).run(documents=self._documents(pairs))
+            self.vector_store.add(nodes)
         self.nodes.extend(nodes)
         if self.keyword and nodes:
             from llama_index.retrievers.bm25 import BM25Retriever

