@@ -98,9 +98,11 @@ def ingest(spec: dict[str, Any]) -> dict[str, Any]:
             texts = [chunk.text for chunk in framework.pipeline.store.chunks(framework.pipeline.namespace)]
             kinds = spec.get("embed_alone", ["batched", "one_call"])
             if "one_call" in kinds:
-                out["embed_alone_seconds"] = timed(embedder, embedder.embed_documents, texts)["seconds"]
+                alone = timed(embedder, embedder.embed_documents, texts)
+                out["embed_alone_seconds"], out["embed_alone_cpu_seconds"] = alone["seconds"], alone["cpu_seconds"]
             if "batched" in kinds:  # in calls of the embedder's own batch size (256 texts), as the pipeline and LlamaIndex call it
-                out["embed_alone_batched_seconds"] = timed(embedder, embed_in_batches, embedder, texts)["seconds"]
+                alone = timed(embedder, embed_in_batches, embedder, texts)
+                out["embed_alone_batched_seconds"], out["embed_alone_batched_cpu_seconds"] = alone["seconds"], alone["cpu_seconds"]
         framework.close()
     out["peak_rss_mb"] = peak_rss_mb()
     return out

@@ -66,7 +66,9 @@ class SourceConfig:
 class IngestConfig:
     """``[ingest]``: how ingestion runs."""
 
-    batch_size: int = attrs.field(default=256, validator=attrs.validators.gt(0))
+    #: chunks embedded and written together; the embedder gets them in calls of its own batch size, cut from the
+    #: texts sorted by length, so a window several calls wide pads less (1,024 vs 256: ~4% less MiniLM time on SciFact)
+    batch_size: int = attrs.field(default=1024, validator=attrs.validators.gt(0))
     commit_every: int = attrs.field(default=500, validator=attrs.validators.gt(0))
     on_error: Literal["fail", "skip"] = "fail"
     remove_missing: bool = True

@@ -53,7 +53,7 @@ def _corpus(root: Path, version: int, files: int = 30, big: bool = False) -> Non
 
 def _pipeline(store: PgVectorStore, embedder: Any) -> Pipeline:
     builder = Pipeline.builder().namespace(NS).store(store).embedder(embedder).chunker("recursive", size=200, overlap=0)
-    return builder.build()
+    return builder.ingest_options(batch_size=256).build()  # the kill test counts embedder calls of 256 chunks
 
 
 def _versions(store: PgVectorStore) -> dict[str, str]:
