@@ -77,12 +77,20 @@ INGEST_FRAMEWORKS: list[dict[str, Any]] = [
 ]
 
 
+def wanted(framework: dict[str, Any], args: argparse.Namespace) -> bool:
+    """Whether ``--frameworks`` (and, for ragloom, ``--stores``) select this ingest row."""
+    if framework["framework"] not in args.frameworks.split(","):
+        return False
+    return "store" not in framework or framework["store"] in args.stores.split(",")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes: finishes in a few minutes")
     parser.add_argument("--only", default="ingest,query,bounded", help="comma-separated parts to run")
     parser.add_argument("--corpora", default="scifact,markdown", help="comma-separated ingest corpora")
     parser.add_argument("--frameworks", default="ragloom,llamaindex,langchain", help="comma-separated frameworks whose ingest rows to run (the others keep their rows from earlier parts)")
+    parser.add_argument("--stores", default="memory,duckdb", help="comma-separated: which of ragloom's stores' ingest rows to run")
     parser.add_argument("--files", type=int, help="Markdown files (default 10,000; 500 with --quick)")
     parser.add_argument("--ingest-embedders", default="hash,minilm", help="comma-separated: which embedders' ingest rows to run (minilm needs --minilm-python)")
     parser.add_argument("--query-embedders", default="hash,minilm", help="comma-separated: which embedders' query rows to run (minilm needs --minilm-python)")
@@ -107,7 +115,7 @@ def main() -> None:
         rows = []
         for corpus in args.corpora.split(",") if "hash" in args.ingest_embedders.split(",") else ():
             print(f"ingest {corpus}", flush=True)
-            for framework in [f for f in INGEST_FRAMEWORKS if f["framework"] in args.frameworks.split(",")]:
+            for framework in [f for f in INGEST_FRAMEWORKS if wanted(f, args)]:
                 reingest = framework["framework"] == "ragloom" or framework.get("record_manager") or (framework["framework"] == "llamaindex" and not framework["keyword"])
                 spec = {"task": "ingest", "corpus": corpus, "reingest": bool(reingest), "embedder": "hash", **framework}
                 if corpus == "markdown":
@@ -122,7 +130,7 @@ def main() -> None:
             markdown_directory(minilm_directory, minilm_files)
             for corpus in args.corpora.split(","):
                 print(f"ingest {corpus} with MiniLM ({limit or 'all'} documents)" if corpus == "scifact" else f"ingest {minilm_files} Markdown files with MiniLM", flush=True)
-                for framework in [f for f in INGEST_FRAMEWORKS[:3] + INGEST_FRAMEWORKS[4:5] if f["framework"] in args.frameworks.split(",")]:
+                for framework in [f for f in INGEST_FRAMEWORKS[:3] + INGEST_FRAMEWORKS[4:5] if wanted(f, args)]:
                     spec = {"task": "ingest", "corpus": corpus, "reingest": False, "embedder": "minilm", **framework}
                     spec |= ({"limit": limit} if limit else {}) if corpus == "scifact" else {"directory": str(minilm_directory), "files": minilm_files}
                     # the model alone on the same texts: in calls of its batch size; also in one call on the quick sizes only
