@@ -160,3 +160,19 @@ def test_embed_in_batches_groups_texts_of_similar_length() -> None:
     embedder = RecordingEmbedder(batch_size=4)
     embed_in_batches(embedder, texts)
     assert [sorted({len(t) for t in call}) for call in embedder.calls] == [[4], [199]]
+
+
+def test_by_default_one_large_source_reaches_the_model_sorted_by_length_across_several_calls(tmp_path: Path) -> None:
+    """The default ``[ingest] batch_size`` spans several embedder calls, so the calls are cut from length-sorted texts.
+
+    A model pads every text of a call to the longest one; with a batch only one call wide the
+    chunks would go in document order, long and short mixed in every call.
+    """
+    paragraphs = [f"p{i:03d} " + "x" * (15 + i % 19) for i in range(600)]  # 20-38 characters: one chunk each at size 40
+    (tmp_path / "big.txt").write_text("\n\n".join(paragraphs), encoding="utf-8")
+    embedder = RecordingEmbedder(batch_size=256)
+    Pipeline.builder().chunker("recursive", size=40, overlap=0).embedder(embedder).store(MemoryStore()).build().ingest(str(tmp_path))
+    texts = [t for call in embedder.calls for t in call]
+    assert len(texts) == 600 and len(embedder.calls) == 3  # all 600 chunks in one batch, in calls of the embedder's size
+    assert [len(t) for t in texts] == sorted(len(t) for t in texts)  # short with short, long with long
+    assert sorted(texts) == sorted(paragraphs)
