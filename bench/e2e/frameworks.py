@@ -165,19 +165,22 @@ class LlamaIndex:
 
         return [Document(text=t, id_=i, metadata={"source": i}) for i, t in pairs]
 
-    def ingest_pairs(self, pairs: Sequence[tuple[str, str]], split: bool = True) -> None:
-        """Through the ingestion pipeline; ``split=False`` keeps each pair one node (a query corpus of ready chunks).
+    def ingest_pairs(self, pairs: Sequence[tuple[str, str]]) -> None:
+        self._add(self.pipeline.run(documents=self._documents(pairs)))
+
+    def ingest_chunks(self, pairs: Sequence[tuple[str, str]]) -> None:
+        """A query corpus of ready chunks: one node each, embedded, no splitter, no docstore.
 
         Its splitter counts the metadata header ("source: ...") against the chunk size, so a text just
         under 1,000 characters would be cut in two where every other framework keeps it whole.
         """
-        if split:
-            nodes = self.pipeline.run(documents=self._documents(pairs))
-        else:
-            from llama_index.core.ingestion import IngestionPipeline
+        from llama_index.core.ingestion import IngestionPipeline
 
-            nodes = IngestionPipeline(transformations=[self.embed_model]).run(documents=self._documents(pairs))
-            self.vector_store.add(nodes)
+        nodes = IngestionPipeline(transformations=[self.embed_model]).run(documents=self._documents(pairs))
+        self.vector_store.add(nodes)
+        self._add(nodes)
+
+    def _add(self, nodes: list[Any]) -> None:
         self.nodes.extend(nodes)
         if self.keyword and nodes:
             from llama_index.retrievers.bm25 import BM25Retriever
@@ -242,6 +245,8 @@ class LangChain:
             from langchain_community.retrievers import BM25Retriever
 
             self.bm25 = BM25Retriever.from_documents([d for d in self._all_docs()], k=10)
+
+    ingest_chunks = ingest_pairs  # a ready chunk (at most 1,000 characters) stays one piece through its splitter
 
     def _all_docs(self) -> list[Any]:
         from langchain_core.documents import Document

@@ -77,11 +77,19 @@ INGEST_FRAMEWORKS: list[dict[str, Any]] = [
 ]
 
 
-def wanted(framework: dict[str, Any], args: argparse.Namespace) -> bool:
-    """Whether ``--frameworks`` (and, for ragloom, ``--stores``) select this ingest row."""
-    if framework["framework"] not in args.frameworks.split(","):
-        return False
-    return "store" not in framework or framework["store"] in args.stores.split(",")
+def selected(args: argparse.Namespace, *, minilm: bool = False) -> list[dict[str, Any]]:
+    """The ingest rows ``--frameworks`` (and, for ragloom, ``--stores``) select; with ``minilm``, the vectors-only ones.
+
+    MiniLM rows leave out the peers' BM25 and record-manager variants: the model is nearly all of their time.
+    """
+    frameworks, stores = args.frameworks.split(","), args.stores.split(",")
+    return [
+        f
+        for f in INGEST_FRAMEWORKS
+        if f["framework"] in frameworks
+        and ("store" not in f or f["store"] in stores)
+        and not (minilm and (f.get("keyword") or f.get("record_manager")))
+    ]
 
 
 def main() -> None:
@@ -113,24 +121,25 @@ def main() -> None:
         directory = args.workdir / f"markdown-{files}"
         markdown_directory(directory, files)
         rows = []
-        for corpus in args.corpora.split(",") if "hash" in args.ingest_embedders.split(",") else ():
+        corpora, ingest_embedders = args.corpora.split(","), args.ingest_embedders.split(",")
+        for corpus in corpora if "hash" in ingest_embedders else ():
             print(f"ingest {corpus}", flush=True)
-            for framework in [f for f in INGEST_FRAMEWORKS if wanted(f, args)]:
+            for framework in selected(args):
                 reingest = framework["framework"] == "ragloom" or framework.get("record_manager") or (framework["framework"] == "llamaindex" and not framework["keyword"])
                 spec = {"task": "ingest", "corpus": corpus, "reingest": bool(reingest), "embedder": "hash", **framework}
                 if corpus == "markdown":
                     spec |= {"directory": str(directory), "files": files}
                 rows.append(run_task(spec, python, args.timeout))
-        if args.minilm_python and "minilm" in args.ingest_embedders.split(","):
+        if args.minilm_python and "minilm" in ingest_embedders:
             # MiniLM embeds ~20-30 chunks/s per core here: the whole corpora take about 10 (SciFact) and 16 (Markdown) minutes
             # per framework; --quick takes parts of them. Run corpora or frameworks as separate processes to use both cores.
             limit = 100 if args.quick else None
             minilm_files = 50 if args.quick else files
             minilm_directory = args.workdir / f"markdown-{minilm_files}"
             markdown_directory(minilm_directory, minilm_files)
-            for corpus in args.corpora.split(","):
+            for corpus in corpora:
                 print(f"ingest {corpus} with MiniLM ({limit or 'all'} documents)" if corpus == "scifact" else f"ingest {minilm_files} Markdown files with MiniLM", flush=True)
-                for framework in [f for f in INGEST_FRAMEWORKS[:3] + INGEST_FRAMEWORKS[4:5] if wanted(f, args)]:
+                for framework in selected(args, minilm=True):
                     spec = {"task": "ingest", "corpus": corpus, "reingest": False, "embedder": "minilm", **framework}
                     spec |= ({"limit": limit} if limit else {}) if corpus == "scifact" else {"directory": str(minilm_directory), "files": minilm_files}
                     # the model alone on the same texts: in calls of its batch size; also in one call on the quick sizes only

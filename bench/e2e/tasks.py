@@ -94,15 +94,15 @@ def ingest(spec: dict[str, Any]) -> dict[str, Any]:
                     victim.write_text(original, encoding="utf-8")
         out["chunks_after"] = framework.chunks()
         if spec.get("embedder") == "minilm" and spec["framework"] == "ragloom" and spec.get("store") == "memory":
-            # the embedder alone on the very chunk texts the pipeline embedded, all in one call (its best case)
+            # the embedder alone on the very chunk texts the pipeline embedded: in one call of all of them (its best case),
+            # and in calls of its own batch size (256 texts) cut from the texts sorted by length, as the pipeline calls it
             texts = [chunk.text for chunk in framework.pipeline.store.chunks(framework.pipeline.namespace)]
-            kinds = spec.get("embed_alone", ["batched", "one_call"])
-            if "one_call" in kinds:
-                alone = timed(embedder, embedder.embed_documents, texts)
-                out["embed_alone_seconds"], out["embed_alone_cpu_seconds"] = alone["seconds"], alone["cpu_seconds"]
-            if "batched" in kinds:  # in calls of the embedder's own batch size (256 texts), as the pipeline and LlamaIndex call it
-                alone = timed(embedder, embed_in_batches, embedder, texts)
-                out["embed_alone_batched_seconds"], out["embed_alone_batched_cpu_seconds"] = alone["seconds"], alone["cpu_seconds"]
+            ways = {"one_call": ("embed_alone", lambda: embedder.embed_documents(texts)), "batched": ("embed_alone_batched", lambda: embed_in_batches(embedder, texts))}
+            for kind, (key, embed) in ways.items():  # this order: one call first, as before
+                if kind not in spec.get("embed_alone", ways):
+                    continue
+                alone = timed(embedder, embed)
+                out[f"{key}_seconds"], out[f"{key}_cpu_seconds"] = alone["seconds"], alone["cpu_seconds"]
         framework.close()
     out["peak_rss_mb"] = peak_rss_mb()
     return out
@@ -215,10 +215,7 @@ def query(spec: dict[str, Any]) -> dict[str, Any]:
             framework.close()
         else:
             framework = make(spec | {"keyword": retriever == "hybrid"}, embedder, workdir)
-            if name == "llamaindex":  # the same ready chunks as every framework's query corpus: no re-splitting
-                framework.ingest_pairs(docs, split=False)
-            else:
-                framework.ingest_pairs(docs)
+            framework.ingest_chunks(docs)  # the same ready chunks as ragloom's corpus, not split again
             out["chunks"] = framework.chunks()
             out["corpus_embedded_live"] = embedder.misses
             fn = peer_query(framework, name, retriever)
