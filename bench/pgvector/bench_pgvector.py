@@ -317,6 +317,45 @@ def bench_ingest(dsn: str, workdir: Path, total: int, rows: list[str]) -> None:
         _drop(dsn, schema)
 
 
+def bench_writer_steps(total: int, rows: list[str]) -> None:
+    """A pgvector writer's own CPU per chunk, step by step, on SciFact windows (no server involved): what bounds
+    one writer process whatever the server does, since a session's statements run one after the other."""
+    from ragloom.analysis import Analyzer
+    from ragloom_pgvector.keyword import TermKeys, postings
+    from ragloom_pgvector.store import _chunk_rows
+
+    texts = bench_duckdb._windows(bench_duckdb._scifact()[0], 20_000)
+    vectors = np.random.default_rng(1).standard_normal((total, DIM)).astype(np.float32)
+    analyzer, keys = Analyzer(), TermKeys()
+    analyzer.tokens_many(texts)  # a warm stem cache and term-key cache, as in a long ingest
+    postings(analyzer, keys, NS, texts, np.arange(len(texts), dtype=np.int64))
+    steps = {"Chunk objects (the bench's own, as in the ingest rows)": 0.0, "analysis (ragloom's Analyzer: regex, stop words, stems)": 0.0,
+             "postings arrays (term keys, tf, dl)": 0.0, "postings binary COPY layout": 0.0, "chunk rows binary COPY layout (vectors included)": 0.0}
+    names = list(steps)
+    count = 0
+    for first in range(0, total, 1000):
+        clock = time.process_time()
+        chunks = _chunks(min(1000, total - first), first, 1000, "", texts)
+        row_ids = np.arange(first, first + len(chunks), dtype=np.int64)
+        t1 = time.process_time()
+        analyzer.tokens_many([c.text for c in chunks])
+        t2 = time.process_time()
+        found, lengths = postings(analyzer, keys, NS, [c.text for c in chunks], row_ids)
+        t3 = time.process_time()
+        found.copy_data()
+        t4 = time.process_time()
+        _chunk_rows(chunks, NS, 1, row_ids, lengths, vectors[first : first + len(chunks)])
+        t5 = time.process_time()
+        for name, seconds in zip(names, (t1 - clock, t2 - t1, (t3 - t2) - (t2 - t1), t4 - t3, t5 - t4), strict=True):
+            steps[name] += seconds
+        count += len(chunks)
+    for name, seconds in steps.items():
+        rows.append(f"| {name} | {seconds / count * 1e6:.1f} |")
+        print(rows[-1], flush=True)
+    rows.append(f"| **all of the above** | **{sum(steps.values()) / count * 1e6:.1f}** |")
+    print(rows[-1], flush=True)
+
+
 def bench_keyword(dsn: str, rows: list[str]) -> None:
     corpus, queries, qrels = bench_duckdb._scifact()
     chunks = [
@@ -452,6 +491,10 @@ def main(argv: list[str] | None = None) -> int:
                 print("\n## Ingest with precomputed vectors (sessions of 1,000-chunk sources, flushed per source)\n")
                 print("| chunks | writer | seconds | chunks / s | CPU per chunk |\n| --- | --- | ---: | ---: | --- |", flush=True)
                 bench_ingest(dsn, workdir, args.ingest, rows)
+                rows = []
+                print("\n## A writer's own CPU per chunk, by step (SciFact windows, no server)\n")
+                print("| step | µs per chunk |\n| --- | ---: |", flush=True)
+                bench_writer_steps(min(args.ingest, 20_000), rows)
         finally:
             print(f"\nload average at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())}", flush=True)
             if server is not None:
