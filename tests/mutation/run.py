@@ -42,6 +42,12 @@ _FILTER_TESTS = [
     "test_pipeline_filters", "test_hand_built_filter_trees",
 ]
 
+#: the tests of BM25 and of text analysis
+_KEYWORD_TESTS = [
+    "tests/retrieval/test_keyword.py", "tests/retrieval/test_keyword_edges.py", "tests/retrieval/test_analysis.py", "tests/stores/test_keyword_index.py",
+    "tests/retrieval/test_keyword_mutants.py", "tests/retrieval/test_keyword_mutants_ceiling.py", "tests/retrieval/test_keyword_ties.py",
+]
+
 #: the web tests without a bound on seconds (fetch's selection)
 _WEB_ASYNC_UNTIMED = [
     "test_aingest_fetches_a_sitemap_on_the_event_loop", "test_requests_run_on_the_loop_thread_not_in_workers",
@@ -89,12 +95,9 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
         [*(f"tests/plugin_duckdb/test_duckdb_contract.py::TestDuckDBFileContract::{t}" for t in _FILTER_TESTS), "tests/plugin_duckdb/test_duckdb_sqlfilter_mutants.py"],
     ),
     "pgvector_sqlfilter": (["ragloom_pgvector/sqlfilter.py"], [f"tests/plugin_pgvector/test_pgvector_contract.py::TestPgVectorContract::{t}" for t in _FILTER_TESTS]),
-    "keyword": (
-        ["ragloom/keyword.py", "ragloom/analysis.py"],
-        ["tests/retrieval/test_keyword.py", "tests/retrieval/test_keyword_edges.py", "tests/retrieval/test_analysis.py", "tests/stores/test_keyword_index.py",
-         "tests/retrieval/test_keyword_mutants.py", "tests/retrieval/test_keyword_mutants_ceiling.py",
-         "tests/retrieval/test_keyword_ties.py"],
-    ),
+    "keyword": (["ragloom/keyword.py"], _KEYWORD_TESTS),
+    # the analyzer on its own (split from "keyword" when its word table replaced the stem cache)
+    "analysis": (["ragloom/analysis.py"], _KEYWORD_TESTS),
     # the sentence splitter on its own (a part of "chunkers" small enough for a busy machine)
     "chunker_sentences": (["ragloom/chunkers/sentences.py", "ragloom/chunkers/sentence.py"], ["tests/chunkers/test_chunker_sentence.py", "tests/chunkers/test_chunker_tokens.py", "tests/chunkers/test_chunker_sentence_edges.py"]),
     # the rest of the chunkers, split so each part finishes on a busy machine: the default (recursive) first

@@ -20,11 +20,13 @@ documents and queries are analysed identically everywhere::
 
 from __future__ import annotations
 
+import functools
+import operator
 import re
 import threading
 import unicodedata
 from collections.abc import Iterable, Sequence
-from itertools import filterfalse
+from itertools import repeat
 from typing import Literal
 
 import attrs
@@ -38,6 +40,13 @@ ENGLISH_STOPWORDS: frozenset[str] = LUCENE_ENGLISH_STOP_WORDS
 STOPWORD_LISTS: dict[str, frozenset[str]] = {"english": ENGLISH_STOPWORDS}
 
 DEFAULT_TOKEN_PATTERN = r"\b\w\w+\b"
+#: What the analyzer runs for :data:`DEFAULT_TOKEN_PATTERN`: the same matches (a greedy run of word
+#: characters always ends at a boundary, and a scan never starts inside a run of two or more), found
+#: about a fifth faster by ``re``.
+_DEFAULT_SPLIT = r"\w\w+"
+_TABLE_BOUND = 500_000  # words an analyzer remembers before it starts a new table
+_UNSEEN = object()  # a word the table does not hold yet
+_is_term = functools.partial(operator.is_not, None)
 
 
 def _none_word(value: object) -> object:
@@ -105,17 +114,18 @@ def _load_stemmer(language: str):  # type: ignore[no-untyped-def]
 
 
 class Analyzer:
-    """Turns text into terms; thread-safe (one Snowball stemmer per thread, shared stem cache)."""
+    """Turns text into terms; thread-safe (one Snowball stemmer per thread, one shared table of word -> term)."""
 
     def __init__(self, config: AnalyzerConfig | None = None):
         self.config = config or AnalyzerConfig()
         c = self.config
-        self._split = re.compile(c.token_pattern).findall
+        self._split = re.compile(_DEFAULT_SPLIT if c.token_pattern == DEFAULT_TOKEN_PATTERN else c.token_pattern).findall
         stop = set(STOPWORD_LISTS[c.stopwords]) if c.stopwords else set()
         stop.update(w.lower() if c.lowercase else w for w in c.extra_stopwords)
         self.stopwords: frozenset[str] = frozenset(stop)
         self._local = threading.local()
-        self._stems: dict[str, str] = {}
+        self._filters = bool(stop) or c.stemmer is not None
+        self._table: dict[str, str | None] = {}  # word -> its term, None for a stop word
         if c.stemmer is not None:
             _load_stemmer(c.stemmer)  # fail at construction, not at the first query
 
@@ -125,14 +135,27 @@ class Analyzer:
             stemmer = self._local.stemmer = _load_stemmer(self.config.stemmer)  # type: ignore[arg-type]
         return stemmer
 
-    def _stem_all(self, words: Sequence[str]) -> list[str]:
-        stems = self._stems
-        unknown = [w for w in set(words) if w not in stems]
-        if unknown:
-            stems.update(zip(unknown, self._stemmer().stemWords(unknown), strict=True))
-            if len(stems) > 500_000:  # bound memory on endless vocabularies (this call still reads the full dict)
-                self._stems = {}
-        return list(map(stems.__getitem__, words))  # every word is in ``stems`` now: a C loop
+    def _learn(self, words: Sequence[str]) -> dict[str, str | None]:
+        """The table, holding every one of ``words`` (stop words as None, the rest stemmed in one call)."""
+        table = self._table
+        if len(table) > _TABLE_BOUND:  # bound memory on endless vocabularies
+            table = self._table = {}
+        new = [w for w in set(words) if w not in table]
+        stop = self.stopwords
+        kept = [w for w in new if w not in stop]
+        table.update(dict.fromkeys([w for w in new if w in stop]))
+        terms = self._stemmer().stemWords(kept) if self.config.stemmer is not None else kept
+        table.update(zip(kept, terms, strict=True))
+        return table
+
+    def _terms(self, words: list[str]) -> list[str]:
+        """``words`` without stop words, stemmed: one lookup per word in a table learnt as words come."""
+        terms = list(map(self._table.get, words, repeat(_UNSEEN)))
+        if _UNSEEN in terms:
+            terms = list(map(self._learn(words).__getitem__, words))
+        if None in terms:
+            terms = list(filter(_is_term, terms))
+        return terms  # type: ignore[return-value]  # no None and no _UNSEEN left
 
     def tokens(self, text: str) -> list[str]:
         """The terms of ``text``, in order, repeats kept."""
@@ -143,11 +166,7 @@ class Analyzer:
         if c.lowercase:
             text = text.lower()
         words = self._split(text)
-        if self.stopwords:
-            words = list(filterfalse(self.stopwords.__contains__, words))
-        if c.stemmer is not None and words:
-            words = self._stem_all(words)
-        return words
+        return self._terms(words) if self._filters and words else words
 
     def tokens_many(self, texts: Iterable[str]) -> list[list[str]]:
         """``tokens`` of each text."""
