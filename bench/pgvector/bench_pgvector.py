@@ -17,6 +17,7 @@ maintenance_work_mem 1GB. Numbers depend on the machine: compare ratios of one r
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import multiprocessing
 import os
@@ -24,6 +25,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -450,6 +452,18 @@ def _server(workdir: Path) -> tuple[str, Any]:
     pg_ctl(["-w", "-m", "fast", "restart"], pgdata=server.pgdata, user=server.system_user, timeout=120)
     _POSTMASTER[:] = [int((Path(server.pgdata) / "postmaster.pid").read_text().split()[0])]
     return server.get_uri(), server
+
+
+@contextlib.contextmanager
+def private_server() -> Iterator[str]:
+    """The DSN of a private pgserver in a temporary folder (or ``RAGLOOM_BENCH_PG_DSN``), removed afterwards."""
+    with tempfile.TemporaryDirectory() as tmp:
+        dsn, server = _server(Path(tmp))
+        try:
+            yield dsn
+        finally:
+            if server is not None:
+                server.cleanup()
 
 
 def main(argv: list[str] | None = None) -> int:

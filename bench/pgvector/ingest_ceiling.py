@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import queue
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -41,7 +40,7 @@ from ragloom_pgvector.store import _COPY_COLUMNS, _chunk_rows  # noqa: E402
 SCHEMA = "ceiling"
 
 
-def _blocks(found: Postings, generation: int) -> bytes:
+def packed_blocks(found: Postings, generation: int) -> bytes:
     """Binary COPY data of one row per term: ``(term_key, generation, row_ids, tfs, dls)``, the arrays packed."""
     order = np.argsort(found.terms, kind="stable")
     terms = found.terms[order]
@@ -81,50 +80,45 @@ def main(argv: list[str] | None = None) -> int:
 
     texts = bench.bench_duckdb._windows(bench.bench_duckdb._scifact()[0], 20_000)
     vectors = np.random.default_rng(1).standard_normal((args.chunks, bench.DIM)).astype(np.float32)
-    with tempfile.TemporaryDirectory() as tmp:
-        dsn, server = bench._server(Path(tmp))
-        try:
-            with PgVectorStore(PgVectorStoreConfig(schema=SCHEMA, index="exact"), dsn=dsn) as store:  # the store's schema
-                bench._fill(store, vectors[:10], prefix="setup", texts=texts)  # gives chunks its vector column
-            conn = psycopg.connect(dsn, autocommit=True)
-            conn.execute(f"CREATE TABLE {SCHEMA}.blocks (term_key bigint NOT NULL, generation bigint NOT NULL, "
-                         "row_ids bytea NOT NULL, tfs bytea NOT NULL, dls bytea NOT NULL)")
-            conn.execute(f"CREATE INDEX ON {SCHEMA}.blocks (term_key)")
-            conn.execute(f"CREATE INDEX ON {SCHEMA}.blocks (generation)")
-            print(f"{args.chunks:,} SciFact windows × {bench.DIM}, sources of {args.source_size:,} chunks, one writer\n")
-            print("| writes | chunks / s | writer CPU per chunk | server CPU per chunk |\n| --- | ---: | ---: | ---: |")
-            analyzer, keys = Analyzer(), TermKeys()
-            for overlapped in (False, True):
-                conn.execute(f"DELETE FROM {SCHEMA}.chunks WHERE namespace = 'bench'")
-                conn.execute(f"TRUNCATE {SCHEMA}.blocks")
-                conn.execute(f"VACUUM {SCHEMA}.chunks")
-                work: queue.Queue[tuple[bytes, bytes] | None] = queue.Queue(maxsize=2)
-                sender = threading.Thread(target=_send, args=(conn, work))
+    with bench.private_server() as dsn:
+        with PgVectorStore(PgVectorStoreConfig(schema=SCHEMA, index="exact"), dsn=dsn) as store:  # the store's schema
+            bench._fill(store, vectors[:10], prefix="setup", texts=texts)  # gives chunks its vector column
+        conn = psycopg.connect(dsn, autocommit=True)
+        conn.execute(f"CREATE TABLE {SCHEMA}.blocks (term_key bigint NOT NULL, generation bigint NOT NULL, "
+                     "row_ids bytea NOT NULL, tfs bytea NOT NULL, dls bytea NOT NULL)")
+        conn.execute(f"CREATE INDEX ON {SCHEMA}.blocks (term_key)")
+        conn.execute(f"CREATE INDEX ON {SCHEMA}.blocks (generation)")
+        print(f"{args.chunks:,} SciFact windows × {bench.DIM}, sources of {args.source_size:,} chunks, one writer\n")
+        print("| writes | chunks / s | writer CPU per chunk | server CPU per chunk |\n| --- | ---: | ---: | ---: |")
+        analyzer, keys = Analyzer(), TermKeys()
+        for overlapped in (False, True):
+            conn.execute(f"DELETE FROM {SCHEMA}.chunks WHERE namespace = 'bench'")
+            conn.execute(f"TRUNCATE {SCHEMA}.blocks")
+            conn.execute(f"VACUUM {SCHEMA}.chunks")
+            work: queue.Queue[tuple[bytes, bytes] | None] = queue.Queue(maxsize=2)
+            sender = threading.Thread(target=_send, args=(conn, work))
+            if overlapped:
+                sender.start()
+            cpu, server_cpu, began = time.process_time(), bench._server_cpu(), time.perf_counter()
+            for generation, first in enumerate(range(0, args.chunks, args.source_size), start=100):
+                count = min(args.source_size, args.chunks - first)
+                chunks = bench._chunks(count, first, args.source_size, "", texts)
+                row_ids = np.arange(first, first + count, dtype=np.int64) + 1_000_000
+                found, lengths = postings(analyzer, keys, bench.NS, [c.text for c in chunks], row_ids)
+                item = (_chunk_rows(chunks, bench.NS, generation, row_ids, lengths, normalize_rows(vectors[first : first + count])), packed_blocks(found, generation))
                 if overlapped:
-                    sender.start()
-                cpu, server_cpu, began = time.process_time(), bench._server_cpu(), time.perf_counter()
-                for generation, first in enumerate(range(0, args.chunks, args.source_size), start=100):
-                    count = min(args.source_size, args.chunks - first)
-                    chunks = bench._chunks(count, first, args.source_size, "", texts)
-                    row_ids = np.arange(first, first + count, dtype=np.int64) + 1_000_000
-                    found, lengths = postings(analyzer, keys, bench.NS, [c.text for c in chunks], row_ids)
-                    item = (_chunk_rows(chunks, bench.NS, generation, row_ids, lengths, normalize_rows(vectors[first : first + count])), _blocks(found, generation))
-                    if overlapped:
-                        work.put(item)
-                    else:
-                        _store(conn, *item)
-                if overlapped:
-                    work.put(None)
-                    sender.join()
-                wall = time.perf_counter() - began
-                cpu, server_cpu = time.process_time() - cpu, bench._server_cpu() - server_cpu
-                stored = conn.execute(f"SELECT count(*) FROM {SCHEMA}.chunks WHERE namespace = 'bench'").fetchone()[0]
-                assert stored == args.chunks, stored
-                what = "overlapped (a sender thread)" if overlapped else "one after the other"
-                print(f"| {what} | {args.chunks / wall:,.0f} | {cpu / args.chunks * 1e6:.0f} µs | {server_cpu / args.chunks * 1e6:.0f} µs |", flush=True)
-        finally:
-            if server is not None:
-                server.cleanup()
+                    work.put(item)
+                else:
+                    _store(conn, *item)
+            if overlapped:
+                work.put(None)
+                sender.join()
+            wall = time.perf_counter() - began
+            cpu, server_cpu = time.process_time() - cpu, bench._server_cpu() - server_cpu
+            stored = conn.execute(f"SELECT count(*) FROM {SCHEMA}.chunks WHERE namespace = 'bench'").fetchone()[0]
+            assert stored == args.chunks, stored
+            what = "overlapped (a sender thread)" if overlapped else "one after the other"
+            print(f"| {what} | {args.chunks / wall:,.0f} | {cpu / args.chunks * 1e6:.0f} µs | {server_cpu / args.chunks * 1e6:.0f} µs |", flush=True)
     return 0
 
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -30,6 +29,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_pgvector as bench  # noqa: E402
+from ingest_ceiling import packed_blocks  # noqa: E402
 
 from ragloom.analysis import Analyzer  # noqa: E402
 from ragloom_pgvector.keyword import Postings, TermKeys, postings  # noqa: E402
@@ -51,14 +51,8 @@ def _groups(keys: np.ndarray) -> list[tuple[int, int]]:
 
 
 def _write_blocks(conn: Any, generation: int, found: Postings) -> None:
-    order = np.argsort(found.terms, kind="stable")
-    terms, rows, tfs, lengths = found.terms[order], found.rows[order], found.tfs[order], found.lengths[order]
-    with conn.cursor().copy("COPY x.blocks (term_key, generation, row_ids, tfs, dls) FROM STDIN") as copy:
-        for start, end in _groups(terms):
-            copy.write_row(
-                (int(terms[start]), generation, rows[start:end].astype("<i8").tobytes(),
-                 tfs[start:end].astype("<f4").tobytes(), lengths[start:end].astype("<f4").tobytes())
-            )
+    with conn.cursor().copy("COPY x.blocks (term_key, generation, row_ids, tfs, dls) FROM STDIN (FORMAT BINARY)") as copy:
+        copy.write(packed_blocks(found, generation))
 
 
 def _write_gin(conn: Any, generation: int, found: Postings) -> None:
@@ -98,29 +92,23 @@ def main(argv: list[str] | None = None) -> int:
         parts.append(postings(analyzer, keys, "bench", window, np.arange(first, first + len(window), dtype=np.int64))[0])
     per_chunk = sum(len(p) for p in parts) / args.chunks
     blocks = sum(len(np.unique(p.terms)) for p in parts) / args.chunks
-    with tempfile.TemporaryDirectory() as tmp:
-        dsn, server = bench._server(Path(tmp))
-        try:
-            print(f"{args.chunks:,} SciFact windows, sources of {args.source_size:,} chunks: {per_chunk:.1f} postings "
-                  f"and {blocks:.1f} (term, source) rows per chunk\n")
-            print("| layout | server CPU µs per chunk | wall µs per chunk |\n| --- | ---: | ---: |")
-            with psycopg.connect(dsn, autocommit=True) as conn:
-                for name, statements, write in LAYOUTS:
-                    conn.execute("DROP SCHEMA IF EXISTS x CASCADE")
-                    conn.execute("CREATE SCHEMA x")
-                    for statement in statements:
-                        conn.execute(statement)
-                    cpu, began = bench._server_cpu(), time.perf_counter()
-                    per_transaction = max(1, 1000 // args.source_size)
-                    for first in range(0, len(parts), per_transaction):
-                        with conn.transaction():
-                            for generation in range(first, min(first + per_transaction, len(parts))):
-                                write(conn, generation, parts[generation])
-                    cpu, wall = bench._server_cpu() - cpu, time.perf_counter() - began
-                    print(f"| {name} | {cpu / args.chunks * 1e6:.0f} | {wall / args.chunks * 1e6:.0f} |", flush=True)
-        finally:
-            if server is not None:
-                server.cleanup()
+    with bench.private_server() as dsn, psycopg.connect(dsn, autocommit=True) as conn:
+        print(f"{args.chunks:,} SciFact windows, sources of {args.source_size:,} chunks: {per_chunk:.1f} postings "
+              f"and {blocks:.1f} (term, source) rows per chunk\n")
+        print("| layout | server CPU µs per chunk | wall µs per chunk |\n| --- | ---: | ---: |")
+        for name, statements, write in LAYOUTS:
+            conn.execute("DROP SCHEMA IF EXISTS x CASCADE")
+            conn.execute("CREATE SCHEMA x")
+            for statement in statements:
+                conn.execute(statement)
+            cpu, began = bench._server_cpu(), time.perf_counter()
+            per_transaction = max(1, 1000 // args.source_size)
+            for first in range(0, len(parts), per_transaction):
+                with conn.transaction():
+                    for generation in range(first, min(first + per_transaction, len(parts))):
+                        write(conn, generation, parts[generation])
+            cpu, wall = bench._server_cpu() - cpu, time.perf_counter() - began
+            print(f"| {name} | {cpu / args.chunks * 1e6:.0f} | {wall / args.chunks * 1e6:.0f} |", flush=True)
     return 0
 
 
