@@ -329,7 +329,7 @@ def bench_writer_steps(total: int, rows: list[str]) -> None:
     texts = bench_duckdb._windows(bench_duckdb._scifact()[0], 20_000)
     vectors = np.random.default_rng(1).standard_normal((total, DIM)).astype(np.float32)
     analyzer, keys = Analyzer(), TermKeys()
-    analyzer.tokens_many(texts)  # a warm stem cache and term-key cache, as in a long ingest
+    analyzer.tokens_many(texts)  # a warm word table and term-key cache, as in a long ingest
     postings(analyzer, keys, NS, texts, np.arange(len(texts), dtype=np.int64))
     steps = {"Chunk objects (the bench's own, as in the ingest rows)": 0.0, "analysis (ragloom's Analyzer: regex, stop words, stems)": 0.0,
              "postings arrays (term keys, tf, dl)": 0.0, "postings binary COPY layout": 0.0, "chunk rows binary COPY layout (vectors included)": 0.0}
