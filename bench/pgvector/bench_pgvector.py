@@ -339,10 +339,11 @@ def bench_writer_steps(total: int, rows: list[str]) -> None:
         clock = time.process_time()
         chunks = _chunks(min(1000, total - first), first, 1000, "", texts)
         row_ids = np.arange(first, first + len(chunks), dtype=np.int64)
+        batch = [c.text for c in chunks]
         t1 = time.process_time()
-        analyzer.tokens_many([c.text for c in chunks])
+        analyzer.tokens_many(batch)
         t2 = time.process_time()
-        found, lengths = postings(analyzer, keys, NS, [c.text for c in chunks], row_ids)
+        found, lengths = postings(analyzer, keys, NS, batch, row_ids)  # analyses again: its arrays are the rest
         t3 = time.process_time()
         found.copy_data()
         t4 = time.process_time()
@@ -479,9 +480,8 @@ def main(argv: list[str] | None = None) -> int:
         help="vectors of the search rows (minilm: all-MiniLM-L6-v2 through ragloom-sentence-transformers, cached in bench/.cache)",
     )
     args = parser.parse_args(argv)
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, private_server() as dsn:
         workdir = Path(tmp)
-        dsn, server = _server(workdir)
         print(f"load average at the start: {' '.join(f'{x:.1f}' for x in os.getloadavg())}", flush=True)
         try:
             rows: list[str] = []
@@ -511,8 +511,6 @@ def main(argv: list[str] | None = None) -> int:
                 bench_writer_steps(min(args.ingest, 20_000), rows)
         finally:
             print(f"\nload average at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())}", flush=True)
-            if server is not None:
-                server.cleanup()
     return 0
 
 

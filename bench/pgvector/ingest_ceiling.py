@@ -23,6 +23,7 @@ import queue
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -57,18 +58,44 @@ def packed_blocks(found: Postings, generation: int) -> bytes:
     )
 
 
-def _send(conn: Any, work: queue.Queue[tuple[bytes, bytes] | None]) -> None:
-    """Store each queued source until ``None`` arrives."""
-    while (item := work.get()) is not None:
-        _store(conn, *item)
-
-
 def _store(conn: Any, chunk_data: bytes, block_data: bytes) -> None:
+    """One source in one transaction: its chunk rows, then its postings rows."""
     with conn.transaction():
         with conn.cursor().copy(f"COPY {SCHEMA}.chunks ({_COPY_COLUMNS}) FROM STDIN (FORMAT BINARY)") as copy:
             copy.write(chunk_data)
         with conn.cursor().copy(f"COPY {SCHEMA}.blocks FROM STDIN (FORMAT BINARY)") as copy:
             copy.write(block_data)
+
+
+def _prepared(texts: list[str], vectors: np.ndarray, source_size: int) -> Iterator[tuple[bytes, bytes]]:
+    """Each source's COPY data (chunk rows, postings rows), prepared when asked for: the writer's work."""
+    analyzer, keys = Analyzer(), TermKeys()
+    for generation, first in enumerate(range(0, len(vectors), source_size), start=100):
+        count = min(source_size, len(vectors) - first)
+        chunks = bench._chunks(count, first, source_size, "", texts)
+        row_ids = np.arange(first, first + count, dtype=np.int64) + 1_000_000
+        found, lengths = postings(analyzer, keys, bench.NS, [c.text for c in chunks], row_ids)
+        yield _chunk_rows(chunks, bench.NS, generation, row_ids, lengths, normalize_rows(vectors[first : first + count])), packed_blocks(found, generation)
+
+
+def _write(conn: Any, sources: Iterator[tuple[bytes, bytes]], *, overlapped: bool) -> None:
+    """Store every source: one after the other, or by a sender thread while the next source is prepared."""
+    if not overlapped:
+        for item in sources:
+            _store(conn, *item)
+        return
+    work: queue.Queue[tuple[bytes, bytes] | None] = queue.Queue(maxsize=2)
+
+    def send() -> None:
+        while (item := work.get()) is not None:
+            _store(conn, *item)
+
+    sender = threading.Thread(target=send)
+    sender.start()
+    for item in sources:
+        work.put(item)
+    work.put(None)
+    sender.join()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -83,42 +110,25 @@ def main(argv: list[str] | None = None) -> int:
     with bench.private_server() as dsn:
         with PgVectorStore(PgVectorStoreConfig(schema=SCHEMA, index="exact"), dsn=dsn) as store:  # the store's schema
             bench._fill(store, vectors[:10], prefix="setup", texts=texts)  # gives chunks its vector column
-        conn = psycopg.connect(dsn, autocommit=True)
-        conn.execute(f"CREATE TABLE {SCHEMA}.blocks (term_key bigint NOT NULL, generation bigint NOT NULL, "
-                     "row_ids bytea NOT NULL, tfs bytea NOT NULL, dls bytea NOT NULL)")
-        conn.execute(f"CREATE INDEX ON {SCHEMA}.blocks (term_key)")
-        conn.execute(f"CREATE INDEX ON {SCHEMA}.blocks (generation)")
-        print(f"{args.chunks:,} SciFact windows × {bench.DIM}, sources of {args.source_size:,} chunks, one writer\n")
-        print("| writes | chunks / s | writer CPU per chunk | server CPU per chunk |\n| --- | ---: | ---: | ---: |")
-        analyzer, keys = Analyzer(), TermKeys()
-        for overlapped in (False, True):
-            conn.execute(f"DELETE FROM {SCHEMA}.chunks WHERE namespace = 'bench'")
-            conn.execute(f"TRUNCATE {SCHEMA}.blocks")
-            conn.execute(f"VACUUM {SCHEMA}.chunks")
-            work: queue.Queue[tuple[bytes, bytes] | None] = queue.Queue(maxsize=2)
-            sender = threading.Thread(target=_send, args=(conn, work))
-            if overlapped:
-                sender.start()
-            cpu, server_cpu, began = time.process_time(), bench._server_cpu(), time.perf_counter()
-            for generation, first in enumerate(range(0, args.chunks, args.source_size), start=100):
-                count = min(args.source_size, args.chunks - first)
-                chunks = bench._chunks(count, first, args.source_size, "", texts)
-                row_ids = np.arange(first, first + count, dtype=np.int64) + 1_000_000
-                found, lengths = postings(analyzer, keys, bench.NS, [c.text for c in chunks], row_ids)
-                item = (_chunk_rows(chunks, bench.NS, generation, row_ids, lengths, normalize_rows(vectors[first : first + count])), packed_blocks(found, generation))
-                if overlapped:
-                    work.put(item)
-                else:
-                    _store(conn, *item)
-            if overlapped:
-                work.put(None)
-                sender.join()
-            wall = time.perf_counter() - began
-            cpu, server_cpu = time.process_time() - cpu, bench._server_cpu() - server_cpu
-            stored = conn.execute(f"SELECT count(*) FROM {SCHEMA}.chunks WHERE namespace = 'bench'").fetchone()[0]
-            assert stored == args.chunks, stored
-            what = "overlapped (a sender thread)" if overlapped else "one after the other"
-            print(f"| {what} | {args.chunks / wall:,.0f} | {cpu / args.chunks * 1e6:.0f} µs | {server_cpu / args.chunks * 1e6:.0f} µs |", flush=True)
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            conn.execute(f"CREATE TABLE {SCHEMA}.blocks (term_key bigint NOT NULL, generation bigint NOT NULL, "
+                         "row_ids bytea NOT NULL, tfs bytea NOT NULL, dls bytea NOT NULL)")
+            conn.execute(f"CREATE INDEX ON {SCHEMA}.blocks (term_key)")
+            conn.execute(f"CREATE INDEX ON {SCHEMA}.blocks (generation)")
+            print(f"{args.chunks:,} SciFact windows × {bench.DIM}, sources of {args.source_size:,} chunks, one writer\n")
+            print("| writes | chunks / s | writer CPU per chunk | server CPU per chunk |\n| --- | ---: | ---: | ---: |")
+            for overlapped in (False, True):
+                conn.execute(f"DELETE FROM {SCHEMA}.chunks WHERE namespace = 'bench'")
+                conn.execute(f"TRUNCATE {SCHEMA}.blocks")
+                conn.execute(f"VACUUM {SCHEMA}.chunks")
+                cpu, server_cpu, began = time.process_time(), bench._server_cpu(), time.perf_counter()
+                _write(conn, _prepared(texts, vectors, args.source_size), overlapped=overlapped)
+                wall = time.perf_counter() - began
+                cpu, server_cpu = time.process_time() - cpu, bench._server_cpu() - server_cpu
+                stored = conn.execute(f"SELECT count(*) FROM {SCHEMA}.chunks WHERE namespace = 'bench'").fetchone()[0]
+                assert stored == args.chunks, stored
+                what = "overlapped (a sender thread)" if overlapped else "one after the other"
+                print(f"| {what} | {args.chunks / wall:,.0f} | {cpu / args.chunks * 1e6:.0f} µs | {server_cpu / args.chunks * 1e6:.0f} µs |", flush=True)
     return 0
 
 
